@@ -1,0 +1,123 @@
+import { randomUUID } from 'node:crypto'
+import type { Writable } from 'node:stream'
+import Fastify, { type FastifyInstance } from 'fastify'
+import fastifySwagger from '@fastify/swagger'
+import { jsonSchemaTransform, validatorCompiler } from 'fastify-type-provider-zod'
+import type { Config } from './config.js'
+import { ServiceError } from './errors.js'
+import { installErrorHandling } from './http/errors.js'
+import { lockRoutes } from './http/locks.js'
+import { opsRoutes } from './http/ops.js'
+import { ExclusiveLocks } from './locks/exclusive.js'
+import { Observed } from './locks/observe.js'
+import { createMetrics, type Metrics } from './metrics.js'
+import { createQuorum, type Quorum } from './redis/quorum.js'
+
+export interface AppOptions {
+  /** Where pino writes its JSON lines (default stdout). */
+  logStream?: Writable
+  /** Register @fastify/swagger so that `app.swagger()` can regenerate openapi.yaml. */
+  documentation?: boolean
+}
+
+export interface App extends FastifyInstance {
+  quorum: Quorum
+  metrics: Metrics
+}
+
+const BODY_LIMIT = 16 * 1024
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/
+export const openapiPath = new URL('../openapi.yaml', import.meta.url)
+
+/** The one factory the server, the tests and the benchmarks share. Never reads the environment. */
+export async function buildApp(config: Config, options: AppOptions = {}): Promise<App> {
+  const fastify = Fastify({
+    logger: {
+      level: config.logLevel,
+      redact: { paths: ['req.headers["lock-token"]', 'req.headers.authorization', 'token', '*.token'], censor: '[redacted]' },
+      serializers: {
+        req: (req: { method: string; url: string; hostname?: string; ip?: string }) => ({
+          method: req.method,
+          url: withoutToken(req.url),
+          remoteAddress: req.ip,
+        }),
+      },
+      ...(options.logStream ? { stream: options.logStream } : {}),
+    },
+    bodyLimit: BODY_LIMIT,
+    routerOptions: { maxParamLength: 1024 },
+    // Waiting acquires hold requests open up to MAX_WAIT_MS; nothing else should take long.
+    requestTimeout: config.maxWaitMs + 30_000,
+    connectionTimeout: config.maxWaitMs + 30_000,
+    keepAliveTimeout: 72_000,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id']
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
+    },
+  })
+  fastify.setValidatorCompiler(validatorCompiler)
+  // Responses are built by our own code from typed values; the zod response schemas document them
+  // (and the tests check replies against them) without a validation pass on every reply.
+  fastify.setSerializerCompiler(() => (data) => JSON.stringify(data))
+  installJsonParser(fastify)
+  installErrorHandling(fastify)
+
+  const metrics = createMetrics()
+  const quorum = createQuorum(config.redisUrls, config.nodeTimeoutMs, metrics)
+  const app = Object.assign(fastify, { quorum, metrics }) as App
+  app.addHook('onClose', async () => quorum.close())
+  await quorum.connect(Math.max(config.nodeTimeoutMs, 2000))
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id)
+  })
+  app.addHook('onResponse', async (request, reply) => {
+    metrics.httpDuration.observe(
+      { method: request.method, route: request.routeOptions.url ?? 'unmatched', status_class: `${Math.floor(reply.statusCode / 100)}xx` },
+      reply.elapsedTime / 1000,
+    )
+  })
+
+  if (options.documentation) {
+    await app.register(fastifySwagger, {
+      openapi: {
+        openapi: '3.1.0',
+        info: {
+          title: 'lock-service',
+          version: '0.1.0',
+          description: 'Distributed locks over HTTP, on Redis Lua scripts: fencing tokens, validity, Redlock quorum.',
+        },
+        tags: [
+          { name: 'locks', description: 'Exclusive locks' },
+          { name: 'operations', description: 'Health, readiness, metrics, this contract' },
+        ],
+      },
+      transform: jsonSchemaTransform,
+    })
+  }
+
+  const observed = new Observed(metrics)
+  await app.register(lockRoutes, { config, locks: new ExclusiveLocks(quorum, config), observed })
+  await app.register(opsRoutes, { quorum, metrics, openapiPath })
+  return app
+}
+
+/** JSON bodies, where an empty body means "all defaults" and only JSON is accepted (others: 415). */
+function installJsonParser(app: FastifyInstance): void {
+  const parseJson = app.getDefaultJsonParser('error', 'error')
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (request, body, done) => {
+    const text = body.toString()
+    if (text.trim() === '') return done(null, undefined)
+    parseJson(request, text, (err, value) => {
+      if (err) return done(err)
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+        return done(new ServiceError('invalid_request', 'the body must be a JSON object (or empty)'))
+      }
+      done(null, value)
+    })
+  })
+}
+
+function withoutToken(url: string): string {
+  return url.replace(/([?&]token=)[^&#]*/gi, '$1[redacted]')
+}

@@ -1,0 +1,139 @@
+import { z } from 'zod'
+
+/**
+ * Service configuration: parsed once from the environment by zod, then frozen.
+ * `buildApp` takes a Config and never reads the environment itself.
+ */
+
+const integer = (name: string, def: number, min: number, max: number) =>
+  z.coerce
+    .number({ error: `${name} must be a whole number` })
+    .int(`${name} must be a whole number`)
+    .min(min, `${name} must be at least ${min}`)
+    .max(max, `${name} must be at most ${max}`)
+    .default(def)
+
+const redisUrl = z
+  .string()
+  .trim()
+  .refine((s) => {
+    try {
+      const u = new URL(s)
+      return (u.protocol === 'redis:' || u.protocol === 'rediss:') && u.hostname !== ''
+    } catch {
+      return false
+    }
+  }, 'each URL must look like redis://[:password@]host:port[/db] or rediss://…')
+
+export const envSchema = z
+  .object({
+    PORT: integer('PORT', 8080, 0, 65535),
+    HOST: z.string().min(1).default('0.0.0.0'),
+    REDIS_URLS: z
+      .string()
+      .optional()
+      .transform((s) => (s ?? '').split(',').map((u) => u.trim()).filter((u) => u !== ''))
+      .pipe(z.array(redisUrl).max(7, 'at most 7 Redis nodes')),
+    REDIS_URL: redisUrl.optional(),
+    KEY_PREFIX: z
+      .string()
+      .regex(/^[A-Za-z0-9._:@=+-]{0,64}$/, 'KEY_PREFIX may use A-Z a-z 0-9 . _ - : @ = + (no braces), up to 64 characters')
+      .default('lock-service:'),
+    DEFAULT_TTL_MS: integer('DEFAULT_TTL_MS', 30_000, 100, 86_400_000),
+    MAX_TTL_MS: integer('MAX_TTL_MS', 3_600_000, 100, 86_400_000),
+    MAX_WAIT_MS: integer('MAX_WAIT_MS', 60_000, 0, 3_600_000),
+    MAX_WAITERS: integer('MAX_WAITERS', 10_000, 1, 1_000_000),
+    NODE_TIMEOUT_MS: integer('NODE_TIMEOUT_MS', 500, 10, 60_000),
+    DRIFT_FACTOR: z.coerce
+      .number({ error: 'DRIFT_FACTOR must be a number' })
+      .min(0, 'DRIFT_FACTOR must be at least 0')
+      .max(0.5, 'DRIFT_FACTOR must be at most 0.5')
+      .default(0.01),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  })
+  .superRefine((env, ctx) => {
+    if (env.DEFAULT_TTL_MS > env.MAX_TTL_MS) {
+      ctx.addIssue({ code: 'custom', path: ['DEFAULT_TTL_MS'], message: `DEFAULT_TTL_MS (${env.DEFAULT_TTL_MS}) must not exceed MAX_TTL_MS (${env.MAX_TTL_MS})` })
+    }
+    if (env.REDIS_URLS.length > 0 && env.REDIS_URL !== undefined && !env.REDIS_URLS.includes(env.REDIS_URL)) {
+      ctx.addIssue({ code: 'custom', path: ['REDIS_URL'], message: 'REDIS_URL is an alias of REDIS_URLS: set one of them, not two different values' })
+    }
+    const n = env.REDIS_URLS.length
+    if (n === 2 || n === 4 || n === 6) {
+      ctx.addIssue({ code: 'custom', path: ['REDIS_URLS'], message: `${n} nodes give no more fault tolerance than ${n - 1}; use 1, 3, 5 or 7 independent Redis masters` })
+    }
+  })
+
+/** Every environment variable the service reads (docker-compose.yml is checked against it). */
+export const configEnvNames: readonly string[] = Object.freeze(Object.keys(envSchema.shape))
+
+export interface Config {
+  readonly port: number
+  readonly host: string
+  readonly redisUrls: readonly string[]
+  readonly keyPrefix: string
+  readonly defaultTtlMs: number
+  readonly maxTtlMs: number
+  readonly maxWaitMs: number
+  readonly maxWaiters: number
+  readonly nodeTimeoutMs: number
+  readonly driftFactor: number
+  readonly logLevel: string
+}
+
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379'
+
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`)
+    this.name = 'ConfigError'
+  }
+}
+
+/** Parse the environment; throws ConfigError listing one line per bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const present = Object.fromEntries(configEnvNames.map((k) => [k, env[k] === '' ? undefined : env[k]]))
+  const parsed = envSchema.safeParse(present)
+  if (!parsed.success) {
+    const byVar = new Map<string, string>()
+    for (const issue of parsed.error.issues) {
+      const name = String(issue.path[0] ?? 'environment')
+      if (!byVar.has(name)) byVar.set(name, `${name}: ${issue.message} (got ${JSON.stringify(env[name] ?? null)})`)
+    }
+    throw new ConfigError([...byVar.values()])
+  }
+  const e = parsed.data
+  const urls = e.REDIS_URLS.length > 0 ? e.REDIS_URLS : [e.REDIS_URL ?? DEFAULT_REDIS_URL]
+  return configFrom({
+    port: e.PORT,
+    host: e.HOST,
+    redisUrls: urls,
+    keyPrefix: e.KEY_PREFIX,
+    defaultTtlMs: e.DEFAULT_TTL_MS,
+    maxTtlMs: e.MAX_TTL_MS,
+    maxWaitMs: e.MAX_WAIT_MS,
+    maxWaiters: e.MAX_WAITERS,
+    nodeTimeoutMs: e.NODE_TIMEOUT_MS,
+    driftFactor: e.DRIFT_FACTOR,
+    logLevel: e.LOG_LEVEL,
+  })
+}
+
+export const defaultConfig: Config = Object.freeze({
+  port: 8080,
+  host: '0.0.0.0',
+  redisUrls: Object.freeze([DEFAULT_REDIS_URL]),
+  keyPrefix: 'lock-service:',
+  defaultTtlMs: 30_000,
+  maxTtlMs: 3_600_000,
+  maxWaitMs: 60_000,
+  maxWaiters: 10_000,
+  nodeTimeoutMs: 500,
+  driftFactor: 0.01,
+  logLevel: 'info',
+})
+
+/** A frozen Config: defaults overridden by `overrides` (tests and the bench build theirs this way). */
+export function configFrom(overrides: Partial<Config>): Config {
+  return Object.freeze({ ...defaultConfig, ...overrides, redisUrls: Object.freeze([...(overrides.redisUrls ?? defaultConfig.redisUrls)]) })
+}

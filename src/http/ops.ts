@@ -1,0 +1,54 @@
+import { readFile } from 'node:fs/promises'
+import type { FastifyInstance } from 'fastify'
+import type { ZodTypeProvider } from 'fastify-type-provider-zod'
+import type { Metrics } from '../metrics.js'
+import type { Quorum } from '../redis/quorum.js'
+import { healthSchema, readinessSchema } from './schemas.js'
+
+export interface OpsRoutesOptions {
+  quorum: Quorum
+  metrics: Metrics
+  openapiPath: URL
+}
+
+/** Liveness, readiness, metrics and the served contract. */
+export async function opsRoutes(fastify: FastifyInstance, { quorum, metrics, openapiPath }: OpsRoutesOptions): Promise<void> {
+  const app = fastify.withTypeProvider<ZodTypeProvider>()
+
+  app.get('/healthz', {
+    schema: { summary: 'Liveness: the process answers', tags: ['operations'], response: { 200: healthSchema } },
+    handler: async () => ({ status: 'ok' as const }),
+  })
+
+  app.get('/readyz', {
+    schema: {
+      summary: 'Readiness: a majority of Redis nodes answers (per-node detail)',
+      tags: ['operations'],
+      response: { 200: readinessSchema.describe('Ready'), 503: readinessSchema.describe('Not ready: fewer than a majority of nodes answer') },
+    },
+    handler: async (_request, reply) => {
+      const tally = await quorum.ask((node) => node.ping())
+      const answered = tally.answers.filter((a) => a.ok).length
+      const ready = answered >= quorum.majority
+      const nodes = quorum.nodes.map((n) => ({ ...n.status(), up: tally.answers.some((a) => a.ok && a.node === n) }))
+      return reply.code(ready ? 200 : 503).send({ ready, majority: quorum.majority, nodes })
+    },
+  })
+
+  app.get('/metrics', {
+    schema: { summary: 'Prometheus text exposition', tags: ['operations'], produces: ['text/plain'] },
+    handler: async (_request, reply) => {
+      const text = await metrics.registry.metrics()
+      return reply.type(metrics.registry.contentType).send(text)
+    },
+  })
+
+  let openapiText: string | undefined
+  app.get('/openapi.yaml', {
+    schema: { summary: 'This contract, as OpenAPI 3', tags: ['operations'], produces: ['application/yaml'] },
+    handler: async (_request, reply) => {
+      openapiText ??= await readFile(openapiPath, 'utf8')
+      return reply.type('application/yaml; charset=utf-8').send(openapiText)
+    },
+  })
+}

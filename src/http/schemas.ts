@@ -1,0 +1,154 @@
+import { z } from 'zod'
+import { errorStatus } from '../errors.js'
+import { parseDuration } from './duration.js'
+
+/**
+ * One zod schema per request part and response; the routes validate with them and openapi.yaml is
+ * generated from them (`npm run openapi`), so the contract and the code cannot drift apart.
+ */
+
+export interface Limits {
+  maxTtlMs: number
+}
+
+export const lockKeySchema = z
+  .string()
+  .regex(/^[A-Za-z0-9._:@=+-]{1,200}$/, 'lock keys are 1–200 characters from A-Z a-z 0-9 . _ - : @ = +')
+  .describe('Lock key: 1–200 characters from A-Z a-z 0-9 . _ - : @ = +')
+
+export const tokenSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{16,128}$/, 'tokens are 16–128 characters from A-Z a-z 0-9 _ -')
+  .describe('Owner token: 16–128 characters from A-Z a-z 0-9 _ -')
+
+const durationQuery = (name: string) =>
+  z
+    .string()
+    .transform((text, ctx) => {
+      const ms = parseDuration(text)
+      if (ms === undefined) {
+        ctx.addIssue({ code: 'custom', message: `${name} must be a duration such as 1500, 1500ms, 1.5s, 2m or 1h (whole milliseconds)` })
+        return z.NEVER
+      }
+      return ms
+    })
+    .describe(`${name}: a whole number of ms, or a number with ms, s, m or h (e.g. 1.5s)`)
+
+/**
+ * Fastify hands a missing body to the validator as null; the JSON parser refuses a literal `null`
+ * body, so null here always means "no body": all defaults.
+ */
+const optionalBody = <T extends z.ZodType>(schema: T) => schema.nullable().optional()
+
+const ttlMsSchema = (limits: Limits) =>
+  z
+    .number()
+    .int('ttlMs must be a whole number of milliseconds')
+    .min(100, 'ttlMs must be at least 100')
+    .max(limits.maxTtlMs, `ttlMs must be at most ${limits.maxTtlMs} (MAX_TTL_MS)`)
+    .describe(`Lease length in ms, 100 … MAX_TTL_MS (${limits.maxTtlMs})`)
+
+export const keyParams = z.strictObject({ key: lockKeySchema })
+
+export const tokenHeaders = z.object({
+  'lock-token': tokenSchema.optional().describe('Owner token (alternative to the body or query field)'),
+})
+
+export function acquireSchemas(limits: Limits) {
+  return {
+    querystring: z.strictObject({ ttl: durationQuery('ttl').optional() }),
+    body: optionalBody(
+      z
+        .strictObject({
+          ttlMs: ttlMsSchema(limits).optional(),
+          token: tokenSchema.optional().describe('Caller-chosen owner token; the server makes a 128-bit random one when absent'),
+          reentrant: z.boolean().optional().describe('When this token already holds the lock: count +1 instead of an idempotent re-grant'),
+        })
+        .describe('Every field optional; an empty body means all defaults'),
+    ),
+  }
+}
+
+export function renewSchemas(limits: Limits) {
+  return {
+    querystring: z.strictObject({ ttl: durationQuery('ttl').optional() }),
+    body: optionalBody(
+      z.strictObject({
+        token: tokenSchema.optional().describe('Owner token (or the Lock-Token header)'),
+        ttlMs: ttlMsSchema(limits).optional().describe('New lease length in ms; default: the TTL of the latest grant or renew'),
+      }),
+    ),
+  }
+}
+
+export const releaseSchemas = {
+  querystring: z.strictObject({ token: tokenSchema.optional() }),
+  body: optionalBody(z.strictObject({ token: tokenSchema.optional() })),
+}
+
+export const grantSchema = z
+  .object({
+    key: z.string(),
+    mode: z.enum(['exclusive', 'read', 'write']),
+    token: z.string().describe('The owner token: keep it to renew and release'),
+    fence: z.number().int().positive().describe('Fencing token: strictly greater than every fence issued before for this key'),
+    ttlMs: z.number().int(),
+    validityMs: z.number().int().describe('How long the holder may safely act: ttlMs − elapsed − clock drift'),
+    expiresAt: z.string().describe('ISO 8601 time at which Redis drops the hold (grant time + ttlMs)'),
+    holdCount: z.number().int(),
+  })
+  .describe('A hold')
+
+export const releaseResultSchema = z.object({
+  key: z.string(),
+  released: z.boolean().describe('true when the lock is free; false while a reentrant hold still has holds'),
+  holdCount: z.number().int(),
+})
+
+export const lockStateSchema = z.object({
+  key: z.string(),
+  mode: z.enum(['exclusive']),
+  fence: z.number().int(),
+  remainingMs: z.number().int(),
+  holdCount: z.number().int(),
+  waiters: z.number().int(),
+})
+
+export const nodeStatusSchema = z.object({
+  index: z.number().int(),
+  address: z.string().describe('host:port (never a password)'),
+  up: z.boolean(),
+  latencyMs: z.number().nullable(),
+})
+
+export const errorSchema = z
+  .object({
+    error: z.enum(Object.keys(errorStatus) as [keyof typeof errorStatus, ...(keyof typeof errorStatus)[]]),
+    message: z.string(),
+    key: z.string().optional(),
+    retryAfterMs: z.number().int().optional(),
+    issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+    reason: z.string().optional(),
+    nodes: z.array(nodeStatusSchema.extend({ answered: z.boolean() })).optional(),
+  })
+  .describe('Every error: { error: code, message: one human sentence, ...details }')
+
+export const readinessSchema = z.object({
+  ready: z.boolean(),
+  majority: z.number().int(),
+  nodes: z.array(nodeStatusSchema),
+})
+
+export const healthSchema = z.object({ status: z.literal('ok') })
+
+/** Response map for routes: the status codes each can answer, documented with one error shape. */
+export function errorResponses(...statuses: number[]) {
+  return Object.fromEntries(statuses.map((s) => [s, errorSchema.describe(describeStatus(s))]))
+}
+
+function describeStatus(status: number): string {
+  const codes = Object.entries(errorStatus)
+    .filter(([, s]) => s === status)
+    .map(([c]) => c)
+  return codes.join(' | ')
+}

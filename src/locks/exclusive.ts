@@ -1,0 +1,170 @@
+import { randomBytes } from 'node:crypto'
+import { performance } from 'node:perf_hooks'
+import { ServiceError } from '../errors.js'
+import type { Config } from '../config.js'
+import type { Quorum, Tally } from '../redis/quorum.js'
+import { ScriptCode } from '../redis/scripts.js'
+import { FENCE_MEMORY_MS, exclusiveKeys } from './keys.js'
+import type { AcquireRequest, Grant, LockState, Release, ReleaseRequest, RenewRequest } from './types.js'
+import { validityMs } from './validity.js'
+import { backendUnavailable, consensus, countWhere, failures, replies, type Reply } from './votes.js'
+
+const isYes = (code: number) => code > 0
+const is = (wanted: number) => (code: number) => code === wanted
+
+/**
+ * Exclusive locks (/locks/:key) on a quorum of Redis masters; one node is simply the quorum of one.
+ * Knows nothing of HTTP: answers with values, or throws ServiceError.
+ */
+export class ExclusiveLocks {
+  constructor(
+    private readonly quorum: Quorum,
+    private readonly config: Config,
+  ) {}
+
+  async acquire(req: AcquireRequest): Promise<Grant> {
+    const started = performance.now()
+    const grantedAt = Date.now()
+    const attempt = randomBytes(8).toString('base64url')
+    const keys = exclusiveKeys(this.config.keyPrefix, req.key)
+    const tally = await this.quorum.ask(
+      (node) => node.run('acquire', [keys.lock, keys.fence], [req.token, req.ttlMs, req.reentrant ? 1 : 0, attempt, FENCE_MEMORY_MS]) as Promise<Reply>,
+      (t) => countWhere(t, isYes) >= t.majority || countWhere(t, is(ScriptCode.HELD)) >= t.majority,
+    )
+    const yes = replies(tally).filter((r) => isYes(r[0] ?? 0))
+
+    if (yes.length < tally.majority) {
+      await this.rollback(keys.lock, req.token, attempt, tally)
+      const held = replies(tally).filter((r) => r[0] === ScriptCode.HELD)
+      if (failures(tally) > tally.size - tally.majority && held.length < tally.majority) {
+        throw backendUnavailable(this.quorum, tally, 'no_majority')
+      }
+      throw lockHeld(req.key, held)
+    }
+
+    // Quorum mode: the fence is the largest the majority proposed, stored back on a majority before
+    // anyone sees it. When every voter proposed the same fence (always, with one node), it is stored.
+    const fence = Math.max(...yes.map((r) => r[1] ?? 0))
+    if (yes.some((r) => r[1] !== fence) && !(await this.commitFence(keys, req.token, fence))) {
+      await this.rollback(keys.lock, req.token, attempt)
+      throw backendUnavailable(this.quorum, tally, 'fence_not_stored')
+    }
+
+    const validity = validityMs(req.ttlMs, performance.now() - started, this.config.driftFactor)
+    if (validity <= 0) {
+      await this.rollback(keys.lock, req.token, attempt)
+      throw backendUnavailable(this.quorum, tally, 'validity_expired')
+    }
+    return {
+      key: req.key,
+      mode: 'exclusive',
+      token: req.token,
+      fence,
+      ttlMs: req.ttlMs,
+      validityMs: validity,
+      expiresAt: new Date(grantedAt + req.ttlMs).toISOString(),
+      holdCount: Math.max(...yes.map((r) => r[2] ?? 1)),
+      regranted: yes.filter((r) => r[0] === ScriptCode.REGRANTED).length >= tally.majority,
+    }
+  }
+
+  async renew(req: RenewRequest): Promise<Grant> {
+    const started = performance.now()
+    const renewedAt = Date.now()
+    const keys = exclusiveKeys(this.config.keyPrefix, req.key)
+    const tally = await this.quorum.ask(
+      (node) => node.run('renew', [keys.lock], [req.token, req.ttlMs ?? 0]) as Promise<Reply>,
+      settledByMajority,
+    )
+    const renewed = replies(tally).filter((r) => r[0] === ScriptCode.RENEWED)
+    if (renewed.length < tally.majority) throw this.notHeld(req.key, tally)
+
+    const ttlMs = consensus(renewed.map((r) => r[3] ?? 0))
+    const validity = validityMs(ttlMs, performance.now() - started, this.config.driftFactor)
+    if (validity <= 0) throw backendUnavailable(this.quorum, tally, 'validity_expired')
+    return {
+      key: req.key,
+      mode: 'exclusive',
+      token: req.token,
+      fence: consensus(renewed.map((r) => r[1] ?? 0)),
+      ttlMs,
+      validityMs: validity,
+      expiresAt: new Date(renewedAt + ttlMs).toISOString(),
+      holdCount: consensus(renewed.map((r) => r[2] ?? 1)),
+      regranted: true,
+    }
+  }
+
+  async release(req: ReleaseRequest): Promise<Release> {
+    const keys = exclusiveKeys(this.config.keyPrefix, req.key)
+    const tally = await this.quorum.ask((node) => node.run('release', [keys.lock], [req.token]) as Promise<Reply>, settledByMajority)
+    const done = replies(tally).filter((r) => isYes(r[0] ?? 0))
+    if (done.length < tally.majority) throw this.notHeld(req.key, tally)
+    const holdCount = consensus(done.map((r) => (r[0] === ScriptCode.RELEASED ? 0 : (r[1] ?? 0))))
+    return { key: req.key, released: holdCount === 0, holdCount }
+  }
+
+  async inspect(key: string): Promise<LockState> {
+    const keys = exclusiveKeys(this.config.keyPrefix, key)
+    const tally = await this.quorum.ask(
+      (node) => node.run('inspect', [keys.lock, keys.waiters], []) as Promise<Reply>,
+      (t) => countWhere(t, (fence) => fence > 0) >= t.majority || countWhere(t, (fence) => fence === 0) >= t.majority,
+    )
+    const all = replies(tally)
+    if (all.length < tally.majority) throw backendUnavailable(this.quorum, tally, 'no_majority')
+    const held = all.filter((r) => (r[0] ?? 0) > 0)
+    if (held.length < tally.majority) {
+      throw new ServiceError('lock_not_found', `lock "${key}" is not held`, { key, waiters: Math.max(0, ...all.map((r) => r[3] ?? 0)) })
+    }
+    // The lock stops being held when a majority of its copies have expired.
+    const remaining = held.map((r) => r[1] ?? 0).sort((a, b) => b - a)
+    return {
+      key,
+      mode: 'exclusive',
+      fence: consensus(held.map((r) => r[0] ?? 0)),
+      remainingMs: remaining[tally.majority - 1] ?? 0,
+      holdCount: consensus(held.map((r) => r[2] ?? 1)),
+      waiters: Math.max(0, ...all.map((r) => r[3] ?? 0)),
+    }
+  }
+
+  /** Undo an attempt on every node that may have applied it (nodes that said HELD changed nothing). */
+  private async rollback(lockKey: string, token: string, attempt: string, tally?: Tally<Reply>): Promise<void> {
+    const untouched = new Set(tally?.answers.filter((a) => a.ok && a.value[0] === ScriptCode.HELD).map((a) => a.node))
+    const targets = this.quorum.nodes.filter((n) => !untouched.has(n))
+    await Promise.allSettled(targets.map((n) => n.run('rollback', [lockKey], [token, attempt])))
+  }
+
+  private async commitFence(keys: { lock: string; fence: string }, token: string, fence: number): Promise<boolean> {
+    const tally = await this.quorum.ask(
+      (node) => node.run('fence_commit', [keys.lock, keys.fence], [token, fence, FENCE_MEMORY_MS]),
+      (t) => t.answers.filter((a) => a.ok).length >= t.majority,
+    )
+    return tally.answers.filter((a) => a.ok).length >= tally.majority
+  }
+
+  /** Why a renew or release found no majority of holds: someone else's, gone, or undecidable. */
+  private notHeld(key: string, tally: Tally<Reply>): ServiceError {
+    const notOwner = countWhere(tally, is(ScriptCode.NOT_OWNER))
+    const notFound = countWhere(tally, is(ScriptCode.NOT_FOUND))
+    if (notOwner + notFound < tally.majority && failures(tally) > tally.size - tally.majority) {
+      return backendUnavailable(this.quorum, tally, 'no_majority')
+    }
+    if (notOwner > notFound) return new ServiceError('not_owner', `lock "${key}" is held under another token`, { key })
+    return new ServiceError('lock_not_found', `lock "${key}" is not held (it expired or was released)`, { key })
+  }
+}
+
+function settledByMajority(t: Tally<Reply>): boolean {
+  for (const code of [1, 2, ScriptCode.NOT_FOUND, ScriptCode.NOT_OWNER]) {
+    if (countWhere(t, is(code)) >= t.majority) return true
+  }
+  return countWhere(t, isYes) >= t.majority
+}
+
+function lockHeld(key: string, held: readonly Reply[]): ServiceError {
+  // When a majority of the held copies will have expired: the earliest the lock can be free.
+  const remaining = held.map((r) => r[1] ?? 0).sort((a, b) => a - b)
+  const retryAfterMs = Math.max(1, remaining[Math.min(remaining.length, Math.floor(remaining.length / 2) + 1) - 1] ?? 1000)
+  return new ServiceError('lock_held', `lock "${key}" is held by another owner`, { key, retryAfterMs }, retryAfterMs)
+}

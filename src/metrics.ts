@@ -1,0 +1,75 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+
+/**
+ * Every metric the service exports, defined in one place, on one registry per app instance.
+ * Base units, `_seconds` and `_total` suffixes; labels never carry a lock key, token or address
+ * (nodes are labelled by their index in REDIS_URLS).
+ */
+export function createMetrics() {
+  const registry = new Registry()
+  collectDefaultMetrics({ register: registry })
+  const latencyBuckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
+
+  return {
+    registry,
+    acquireDuration: new Histogram({
+      name: 'lock_acquire_duration_seconds',
+      help: 'Time to answer an acquire, by mode and outcome (granted, held, error)',
+      labelNames: ['mode', 'outcome'] as const,
+      buckets: latencyBuckets,
+      registers: [registry],
+    }),
+    contention: new Counter({
+      name: 'lock_contention_total',
+      help: 'Acquires that found the lock held by another token',
+      labelNames: ['mode'] as const,
+      registers: [registry],
+    }),
+    releases: new Counter({
+      name: 'lock_releases_total',
+      help: 'Release requests by mode and outcome (released, decremented, not_found, not_owner, error)',
+      labelNames: ['mode', 'outcome'] as const,
+      registers: [registry],
+    }),
+    renewals: new Counter({
+      name: 'lock_renewals_total',
+      help: 'Renew requests by mode and outcome (renewed, not_found, not_owner, error)',
+      labelNames: ['mode', 'outcome'] as const,
+      registers: [registry],
+    }),
+    quorumFailures: new Counter({
+      name: 'lock_quorum_failures_total',
+      help: 'Operations the backend could not decide, by reason (no_majority, validity_expired)',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
+    httpDuration: new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'HTTP request duration by method, route pattern and status class',
+      labelNames: ['method', 'route', 'status_class'] as const,
+      buckets: latencyBuckets,
+      registers: [registry],
+    }),
+    nodeUp: new Gauge({
+      name: 'redis_node_up',
+      help: '1 while the connection to the Redis node is ready, by node index in REDIS_URLS',
+      labelNames: ['node'] as const,
+      registers: [registry],
+    }),
+    nodeCommandDuration: new Histogram({
+      name: 'redis_node_command_duration_seconds',
+      help: 'Duration of successful commands, by node index',
+      labelNames: ['node'] as const,
+      buckets: latencyBuckets,
+      registers: [registry],
+    }),
+    nodeErrors: new Counter({
+      name: 'redis_node_errors_total',
+      help: 'Failed commands by node index and reason (timeout, unavailable, error)',
+      labelNames: ['node', 'reason'] as const,
+      registers: [registry],
+    }),
+  }
+}
+
+export type Metrics = ReturnType<typeof createMetrics>

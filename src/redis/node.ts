@@ -1,0 +1,141 @@
+import { performance } from 'node:perf_hooks'
+import { Redis } from 'ioredis'
+import { loadScripts, type ScriptName } from './scripts.js'
+import type { Metrics } from '../metrics.js'
+
+export interface NodeStatus {
+  index: number
+  address: string
+  up: boolean
+  latencyMs: number | null
+}
+
+export type NodeFailure = 'timeout' | 'unavailable' | 'error'
+
+export class NodeError extends Error {
+  constructor(
+    readonly reason: NodeFailure,
+    message: string,
+  ) {
+    super(message)
+    this.name = 'NodeError'
+  }
+}
+
+/** "host:port" of a Redis URL: what logs, metrics and bodies may show (never the password). */
+export function redisAddress(url: string): string {
+  const u = new URL(url)
+  return `${u.hostname}:${u.port || '6379'}`
+}
+
+type ScriptCommand = (...args: (string | number)[]) => Promise<unknown>
+
+/**
+ * One Redis master. Commands fail fast instead of queueing while the node is down, time out after
+ * `timeoutMs`, and are never re-sent after a reconnect: an acquire that ran late could otherwise
+ * grant a lock nobody is waiting for.
+ */
+export class RedisNode {
+  readonly address: string
+  readonly client: Redis
+  private lastLatencyMs: number | null = null
+
+  constructor(
+    readonly index: number,
+    url: string,
+    private readonly timeoutMs: number,
+    private readonly metrics: Metrics,
+  ) {
+    this.address = redisAddress(url)
+    this.client = new Redis(url, {
+      enableOfflineQueue: false,
+      autoResendUnfulfilledCommands: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: timeoutMs,
+      connectTimeout: Math.max(timeoutMs, 1000),
+      retryStrategy: (times) => Math.min(50 * times, 1000),
+      lazyConnect: false,
+    })
+    this.client.on('error', () => {
+      // Connection errors surface as failed commands and as `up` = false; ioredis reconnects by itself.
+    })
+    this.client.on('ready', () => this.metrics.nodeUp.set({ node: String(index) }, 1))
+    this.client.on('close', () => this.metrics.nodeUp.set({ node: String(index) }, 0))
+    this.metrics.nodeUp.set({ node: String(index) }, 0)
+    for (const [name, lua] of loadScripts()) {
+      this.client.defineCommand(name, { numberOfKeys: keyCount[name], lua })
+    }
+  }
+
+  get up(): boolean {
+    return this.client.status === 'ready'
+  }
+
+  /** Resolves once connected, or after `withinMs`, whichever comes first; never rejects. */
+  waitUntilReady(withinMs: number): Promise<boolean> {
+    if (this.up) return Promise.resolve(true)
+    return new Promise((resolve) => {
+      const done = (ready: boolean) => {
+        clearTimeout(timer)
+        this.client.off('ready', onReady)
+        resolve(ready)
+      }
+      const onReady = () => done(true)
+      const timer = setTimeout(() => done(this.up), withinMs)
+      this.client.on('ready', onReady)
+    })
+  }
+
+  status(): NodeStatus {
+    return { index: this.index, address: this.address, up: this.up, latencyMs: this.lastLatencyMs }
+  }
+
+  /** Run one script; rejects with a NodeError saying whether the node was down, slow or broken. */
+  run(script: ScriptName, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+    const command = (this.client as unknown as Record<ScriptName, ScriptCommand>)[script]
+    return this.measure(command.call(this.client, ...keys, ...args))
+  }
+
+  ping(): Promise<unknown> {
+    return this.measure(this.client.ping())
+  }
+
+  private async measure<T>(pending: Promise<T>): Promise<T> {
+    const started = performance.now()
+    const node = String(this.index)
+    try {
+      const value = await pending
+      this.lastLatencyMs = Math.round((performance.now() - started) * 100) / 100
+      this.metrics.nodeCommandDuration.observe({ node }, (performance.now() - started) / 1000)
+      return value
+    } catch (err) {
+      const failure = classify(err, this.timeoutMs)
+      this.metrics.nodeErrors.inc({ node, reason: failure.reason })
+      throw failure
+    }
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.client.quit()
+    } catch {
+      this.client.disconnect()
+    }
+  }
+}
+
+const keyCount: Record<ScriptName, number> = {
+  acquire: 2,
+  renew: 1,
+  release: 1,
+  rollback: 1,
+  fence_commit: 2,
+  inspect: 2,
+}
+
+function classify(err: unknown, timeoutMs: number): NodeError {
+  const message = err instanceof Error ? err.message : String(err)
+  if (/timed out/i.test(message)) return new NodeError('timeout', `no answer within ${timeoutMs} ms`)
+  if (/writeable|closed|ECONNREFUSED|ECONNRESET|EPIPE|connect/i.test(message)) return new NodeError('unavailable', 'not connected')
+  return new NodeError('error', message)
+}

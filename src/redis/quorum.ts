@@ -1,0 +1,84 @@
+import { NodeError, RedisNode, type NodeFailure, type NodeStatus } from './node.js'
+import type { Metrics } from '../metrics.js'
+
+/** What one node said: a reply, or why it gave none (still pending when the vote settled = timeout). */
+export type Answer<T> = { node: RedisNode; ok: true; value: T } | { node: RedisNode; ok: false; reason: NodeFailure; message: string }
+
+export interface Tally<T> {
+  readonly size: number
+  readonly majority: number
+  readonly answers: readonly Answer<T>[]
+  readonly pending: number
+}
+
+/**
+ * Runs one call on every node in parallel and settles as soon as `settled` says the outcome is known
+ * (typically: a majority for, or a majority against), or when every node has answered. Each node's
+ * call is bounded by the node timeout, so a vote never outlasts it. N = 1 is the quorum of one.
+ */
+export class Quorum {
+  readonly majority: number
+
+  constructor(
+    readonly nodes: readonly RedisNode[],
+    readonly metrics: Metrics,
+  ) {
+    if (nodes.length === 0) throw new Error('a quorum needs at least one node')
+    this.majority = Math.floor(nodes.length / 2) + 1
+  }
+
+  get size(): number {
+    return this.nodes.length
+  }
+
+  ask<T>(call: (node: RedisNode) => Promise<T>, settled: (tally: Tally<T>) => boolean = () => false): Promise<Tally<T>> {
+    return new Promise((resolve) => {
+      const answers: Answer<T>[] = []
+      let done = false
+      const tally = (): Tally<T> => ({ size: this.nodes.length, majority: this.majority, answers, pending: this.nodes.length - answers.length })
+      const settle = () => {
+        if (done) return
+        const t = tally()
+        if (t.pending === 0 || settled(t)) {
+          done = true
+          resolve({ ...t, answers: [...answers] })
+        }
+      }
+      for (const node of this.nodes) {
+        call(node).then(
+          (value) => {
+            answers.push({ node, ok: true, value })
+            settle()
+          },
+          (err: unknown) => {
+            const failure = err instanceof NodeError ? err : new NodeError('error', String(err))
+            answers.push({ node, ok: false, reason: failure.reason, message: failure.message })
+            settle()
+          },
+        )
+      }
+    })
+  }
+
+  /** Node summary for 503 bodies: answered nodes as they answered, the rest as not (yet) answering. */
+  describe(tally?: Tally<unknown>): (NodeStatus & { answered: boolean })[] {
+    const answered = new Set(tally?.answers.filter((a) => a.ok).map((a) => a.node.index))
+    return this.nodes.map((n) => ({ ...n.status(), answered: tally === undefined ? n.up : answered.has(n.index) }))
+  }
+
+  /** Wait (bounded) for the first connections, so a fresh service does not answer 503 needlessly. */
+  async connect(withinMs: number): Promise<void> {
+    await Promise.all(this.nodes.map((n) => n.waitUntilReady(withinMs)))
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.nodes.map((n) => n.close()))
+  }
+}
+
+export function createQuorum(urls: readonly string[], timeoutMs: number, metrics: Metrics): Quorum {
+  return new Quorum(
+    urls.map((url, index) => new RedisNode(index, url, timeoutMs, metrics)),
+    metrics,
+  )
+}
