@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# `npm test`: installs what is missing, then runs every tap test. Each test file starts its own
+# redis-server processes on free ports, so nothing needs to be running beforehand.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/ensure-deps.sh
+exec node_modules/.bin/tap "$@"

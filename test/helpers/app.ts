@@ -1,0 +1,38 @@
+import { Writable } from 'node:stream'
+import { buildApp, type App } from '../../src/app.js'
+import { configFrom, type Config } from '../../src/config.js'
+
+export interface TestApp {
+  app: App
+  config: Config
+  /** Every log line the app wrote, parsed. */
+  logs: Record<string, unknown>[]
+  /** The raw log text (for "never contains the token" assertions). */
+  logText(): string
+}
+
+/** A real app (real Redis, real routes) for `app.inject`, closed at the end of the test. */
+export async function startApp(
+  t: { teardown(fn: () => unknown): void },
+  redisUrls: readonly string[],
+  overrides: Partial<Config> = {},
+): Promise<TestApp> {
+  const lines: string[] = []
+  const logStream = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      lines.push(...chunk.toString().split('\n').filter(Boolean))
+      done()
+    },
+  })
+  const config = configFrom({ logLevel: 'info', nodeTimeoutMs: 300, ...overrides, redisUrls })
+  const app = await buildApp(config, { logStream })
+  t.teardown(() => app.close())
+  return {
+    app,
+    config,
+    get logs() {
+      return lines.map((l) => JSON.parse(l) as Record<string, unknown>)
+    },
+    logText: () => lines.join('\n'),
+  }
+}

@@ -1,0 +1,51 @@
+import { readFile } from 'node:fs/promises'
+import t from 'tap'
+import YAML from 'yaml'
+import { Validator } from '@seriousme/openapi-schema-validator'
+import { openapiPath } from '../src/app.js'
+import { generateOpenapi } from '../scripts/openapi.js'
+import { startRedis } from './helpers/redis-server.js'
+import { startApp } from './helpers/app.js'
+
+const committed = await readFile(openapiPath, 'utf8')
+
+t.test('openapi.yaml is what the routes’ zod schemas generate (run `npm run openapi` after a schema change)', async (t) => {
+  const generated = await generateOpenapi()
+  t.equal(committed, generated, 'openapi.yaml matches the schemas')
+})
+
+t.test('openapi.yaml is a valid OpenAPI 3 document', async (t) => {
+  const validator = new Validator()
+  const result = await validator.validate(YAML.parse(committed) as object)
+  t.same(result.errors ?? [], [], 'no validation errors')
+  t.ok(result.valid, `valid OpenAPI ${validator.version}`)
+})
+
+t.test('every operation documents a success and its error codes', async (t) => {
+  const doc = YAML.parse(committed) as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> }
+  const expected: Record<string, string[]> = {
+    'post /locks/{key}': ['200', '201', '400', '409', '413', '415', '503'],
+    'put /locks/{key}/renew': ['200', '400', '404', '409', '503'],
+    'delete /locks/{key}': ['200', '400', '404', '409', '503'],
+    'get /locks/{key}': ['200', '400', '404', '503'],
+    'get /healthz': ['200'],
+    'get /readyz': ['200', '503'],
+    'get /metrics': ['200'],
+    'get /openapi.yaml': ['200'],
+  }
+  for (const [operation, statuses] of Object.entries(expected)) {
+    const [method, path] = operation.split(' ') as [string, string]
+    const responses = doc.paths[path]?.[method]?.responses
+    t.ok(responses, `${operation} is documented`)
+    for (const status of statuses) t.ok(responses?.[status], `${operation} documents ${status}`)
+  }
+})
+
+t.test('GET /openapi.yaml serves the same file', async (t) => {
+  const redis = await startRedis({ t })
+  const { app } = await startApp(t, [redis.url])
+  const res = await app.inject({ method: 'GET', url: '/openapi.yaml' })
+  t.equal(res.statusCode, 200)
+  t.match(res.headers['content-type'], /yaml/)
+  t.equal(res.body, committed)
+})
