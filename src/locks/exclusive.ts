@@ -34,7 +34,7 @@ export class ExclusiveLocks {
     const yes = replies(tally).filter((r) => isYes(r[0] ?? 0))
 
     if (yes.length < tally.majority) {
-      await this.rollback(keys.lock, req.token, attempt, tally)
+      this.rollback(keys.lock, req.token, attempt, tally)
       const held = replies(tally).filter((r) => r[0] === ScriptCode.HELD)
       if (failures(tally) > tally.size - tally.majority && held.length < tally.majority) {
         throw backendUnavailable(this.quorum, tally, 'no_majority')
@@ -46,13 +46,13 @@ export class ExclusiveLocks {
     // anyone sees it. When every voter proposed the same fence (always, with one node), it is stored.
     const fence = Math.max(...yes.map((r) => r[1] ?? 0))
     if (yes.some((r) => r[1] !== fence) && !(await this.commitFence(keys, req.token, fence))) {
-      await this.rollback(keys.lock, req.token, attempt)
+      this.rollback(keys.lock, req.token, attempt)
       throw backendUnavailable(this.quorum, tally, 'fence_not_stored')
     }
 
     const validity = validityMs(req.ttlMs, performance.now() - started, this.config.driftFactor)
     if (validity <= 0) {
-      await this.rollback(keys.lock, req.token, attempt)
+      this.rollback(keys.lock, req.token, attempt)
       throw backendUnavailable(this.quorum, tally, 'validity_expired')
     }
     return {
@@ -128,11 +128,16 @@ export class ExclusiveLocks {
     }
   }
 
-  /** Undo an attempt on every node that may have applied it (nodes that said HELD changed nothing). */
-  private async rollback(lockKey: string, token: string, attempt: string, tally?: Tally<Reply>): Promise<void> {
+  /**
+   * Undo an attempt on every node that may have applied it (nodes that said HELD changed nothing),
+   * timed-out ones included: their acquire may still run, and the rollback is queued behind it on the
+   * same connection. Not awaited, so a failed acquire answers within one node timeout.
+   */
+  private rollback(lockKey: string, token: string, attempt: string, tally?: Tally<Reply>): void {
     const untouched = new Set(tally?.answers.filter((a) => a.ok && a.value[0] === ScriptCode.HELD).map((a) => a.node))
-    const targets = this.quorum.nodes.filter((n) => !untouched.has(n))
-    await Promise.allSettled(targets.map((n) => n.run('rollback', [lockKey], [token, attempt])))
+    for (const node of this.quorum.nodes) {
+      if (!untouched.has(node)) node.run('rollback', [lockKey], [token, attempt]).catch(() => undefined)
+    }
   }
 
   private async commitFence(keys: { lock: string; fence: string }, token: string, fence: number): Promise<boolean> {

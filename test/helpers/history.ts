@@ -1,0 +1,282 @@
+/**
+ * Safety checker for lock histories recorded by contention tests.
+ *
+ * Every hold is the interval during which a client BELIEVED it held a lock
+ * (from receiving the grant until it sent its release or its validity ran
+ * out). Checks, per (namespace, key):
+ *
+ * - overlap:         two conflicting holds (anything but read+read) overlap.
+ * - duplicate_fence: two holds carry the same fence.
+ * - fence_order:     a hold that certainly came after another carries a
+ *                    lower fence. "Certainly after" is decided by two rules
+ *                    (see checkFenceOrder) that hold for any correct server.
+ * - bad_interval:    non-finite times/fence, or a response before its request.
+ *
+ * Assumes fences come from a counter that increases with every grant on the
+ * key, whatever its mode.
+ */
+
+export type HoldMode = 'exclusive' | 'read' | 'write'
+
+export interface Hold {
+  /** Lock key; holds on different keys never conflict. */
+  key: string
+  /** E.g. 'locks' | 'rwlocks' (default 'locks'); different namespaces never conflict. */
+  namespace?: string
+  mode: HoldMode
+  /** Who held it (for messages). */
+  client: string
+  fence: number
+  /** Monotonic ms (performance.now()) when the client RECEIVED the grant response. */
+  start: number
+  /** Monotonic ms: min(time the client SENT its release request, requestStartedAt + validityMs). */
+  end: number
+  /**
+   * Monotonic ms when the client SENT the acquire request. Optional, but when
+   * present it enables the strongest fence-order rule (recordGrant sets it).
+   */
+  requestStartedAt?: number
+}
+
+export interface Violation {
+  kind: 'overlap' | 'fence_order' | 'duplicate_fence' | 'bad_interval'
+  a: Hold
+  b?: Hold
+  message: string
+}
+
+export interface GrantTimings {
+  key: string
+  namespace?: string
+  mode: HoldMode
+  client: string
+  fence: number
+  requestStartedAt: number
+  responseAt: number
+  validityMs: number
+  releaseSentAt: number
+}
+
+/** The part of a tap `t` that assertSafe needs. */
+export interface Assert {
+  ok(value: unknown, message: string): unknown
+}
+
+const DEFAULT_NAMESPACE = 'locks'
+const MAX_REPORTED = 5
+
+type StoredHold = Hold & { namespace: string }
+
+export class History {
+  readonly #holds: StoredHold[] = []
+
+  record(hold: Hold): void {
+    this.#holds.push({ ...hold, namespace: hold.namespace ?? DEFAULT_NAMESPACE })
+  }
+
+  /** Convenience: build a Hold from timings. */
+  recordGrant(args: GrantTimings): void {
+    this.record({
+      key: args.key,
+      namespace: args.namespace,
+      mode: args.mode,
+      client: args.client,
+      fence: args.fence,
+      start: args.responseAt,
+      end: Math.min(args.releaseSentAt, args.requestStartedAt + args.validityMs),
+      requestStartedAt: args.requestStartedAt,
+    })
+  }
+
+  get size(): number {
+    return this.#holds.length
+  }
+
+  /** All violations (empty = safe). */
+  check(): Violation[] {
+    const violations: Violation[] = []
+    for (const group of groupByKey(this.#holds).values()) {
+      const valid: StoredHold[] = []
+      for (const h of group) {
+        const problem = intervalProblem(h)
+        if (problem) violations.push({ kind: 'bad_interval', a: h, message: `bad interval: ${describe(h)}: ${problem}` })
+        else valid.push(h)
+      }
+      checkDuplicateFences(valid, violations)
+      checkOverlaps(valid, violations)
+      checkFenceOrder(valid, violations)
+    }
+    return violations
+  }
+
+  assertSafe(t: Assert, label = 'history'): void {
+    if (this.size === 0) {
+      t.ok(false, `${label}: history is empty, so it proves nothing`)
+      return
+    }
+    const violations = this.check()
+    let message = `${label}: ${this.size} holds checked, ${violations.length} violations`
+    if (violations.length > 0) {
+      const shown = violations.slice(0, MAX_REPORTED).map((v) => `  - [${v.kind}] ${v.message}`)
+      const more = violations.length > MAX_REPORTED ? [`  ... and ${violations.length - MAX_REPORTED} more`] : []
+      message += '\n' + [...shown, ...more].join('\n')
+    }
+    t.ok(violations.length === 0, message)
+  }
+}
+
+function groupByKey(holds: StoredHold[]): Map<string, StoredHold[]> {
+  const groups = new Map<string, StoredHold[]>()
+  for (const h of holds) {
+    const id = `${h.namespace}\u0000${h.key}`
+    const group = groups.get(id)
+    if (group) group.push(h)
+    else groups.set(id, [h])
+  }
+  return groups
+}
+
+function intervalProblem(h: StoredHold): string | undefined {
+  if (!Number.isFinite(h.fence)) return 'fence is not a finite number'
+  if (!Number.isFinite(h.start) || !Number.isFinite(h.end)) return 'start/end are not finite numbers'
+  if (h.requestStartedAt !== undefined) {
+    if (!Number.isFinite(h.requestStartedAt)) return 'requestStartedAt is not a finite number'
+    if (h.requestStartedAt > h.start) return 'the grant response arrived before the request was sent'
+  }
+  return undefined
+}
+
+/** end <= start: validity ran out before the grant arrived; such a hold overlaps nothing. */
+function isEmpty(h: Hold): boolean {
+  return h.end <= h.start
+}
+
+function conflicts(a: Hold, b: Hold): boolean {
+  return a.mode !== 'read' || b.mode !== 'read'
+}
+
+function checkDuplicateFences(group: StoredHold[], out: Violation[]): void {
+  const byFence = new Map<number, StoredHold>()
+  for (const h of group) {
+    const first = byFence.get(h.fence)
+    if (first) {
+      out.push({
+        kind: 'duplicate_fence',
+        a: first,
+        b: h,
+        message: `duplicate fence ${h.fence} on ${where(h)}: ${describe(first)} and ${describe(h)}`,
+      })
+    } else {
+      byFence.set(h.fence, h)
+    }
+  }
+}
+
+/**
+ * Sweep by start, remembering the hold reaching furthest to the right among
+ * all holds and among write/exclusive holds. A read conflicts only with the
+ * latter; anything else with either. Reports each hold at most once, against
+ * the hold it overlaps most to its left.
+ */
+function checkOverlaps(group: StoredHold[], out: Violation[]): void {
+  const holds = group.filter((h) => !isEmpty(h)).sort(byStart)
+  let furthestAny: StoredHold | undefined
+  let furthestWrite: StoredHold | undefined
+  for (const b of holds) {
+    const a = b.mode === 'read' ? furthestWrite : furthestAny
+    if (a && a.end > b.start) {
+      out.push({
+        kind: 'overlap',
+        a,
+        b,
+        message:
+          `overlap on ${where(b)}: ${describe(a)} and ${describe(b)} ` +
+          `both held it for ${ms(Math.min(a.end, b.end) - b.start)} ms`,
+      })
+    }
+    if (!furthestAny || b.end > furthestAny.end) furthestAny = b
+    if (b.mode !== 'read' && (!furthestWrite || b.end > furthestWrite.end)) furthestWrite = b
+  }
+}
+
+/**
+ * b must have a higher fence than a when either:
+ *
+ * 1. a.start <= b.requestStartedAt: a's grant was issued before b's request
+ *    was even sent (any modes, empty holds included).
+ * 2. a.end <= b.start, both non-empty and conflicting: had b been granted
+ *    first, b's lock was live on the server until b.start, so a was granted
+ *    while b held it.
+ *
+ * Rule 2 is deliberately not applied to read+read or to empty holds: a
+ * response delayed in flight can legitimately arrive after a later grant was
+ * already released, which would make the rule report a false violation.
+ *
+ * Each sweep keeps the highest fence seen among holds that qualify as "a";
+ * equal fences are left to checkDuplicateFences. At most one violation is
+ * reported per b.
+ */
+function checkFenceOrder(group: StoredHold[], out: Violation[]): void {
+  const reported = new Set<StoredHold>()
+  const report = (a: StoredHold, b: StoredHold, why: string): void => {
+    if (reported.has(b)) return
+    reported.add(b)
+    out.push({
+      kind: 'fence_order',
+      a,
+      b,
+      message: `fence order on ${where(b)}: ${describe(a)} ${why} ${describe(b)}, but has the higher fence`,
+    })
+  }
+
+  // Rule 1: sweep b by request time, admitting every a that started by then.
+  const byStartAll = [...group].sort(byStart)
+  const withRequest = group.filter((h) => h.requestStartedAt !== undefined).sort(byRequest)
+  let i = 0
+  let maxFence: StoredHold | undefined
+  for (const b of withRequest) {
+    const sent = b.requestStartedAt as number
+    for (let a = byStartAll[i]; a && a.start <= sent; a = byStartAll[++i]) {
+      if (a !== b && (!maxFence || a.fence > maxFence.fence)) maxFence = a
+    }
+    if (maxFence && maxFence.fence > b.fence) report(maxFence, b, 'received its grant before the request was sent by')
+  }
+
+  // Rule 2: sweep b by start, admitting every non-empty a that ended by then.
+  const nonEmpty = group.filter((h) => !isEmpty(h))
+  const byEnd = [...nonEmpty].sort((x, y) => x.end - y.end)
+  const byStartNonEmpty = nonEmpty.sort(byStart)
+  let j = 0
+  let maxAny: StoredHold | undefined
+  let maxWrite: StoredHold | undefined
+  for (const b of byStartNonEmpty) {
+    for (let a = byEnd[j]; a && a.end <= b.start; a = byEnd[++j]) {
+      if (!maxAny || a.fence > maxAny.fence) maxAny = a
+      if (a.mode !== 'read' && (!maxWrite || a.fence > maxWrite.fence)) maxWrite = a
+    }
+    const a = b.mode === 'read' ? maxWrite : maxAny
+    if (a && conflicts(a, b) && a.fence > b.fence) report(a, b, 'released before the grant reached')
+  }
+}
+
+function byStart(x: Hold, y: Hold): number {
+  return x.start - y.start
+}
+
+function byRequest(x: Hold, y: Hold): number {
+  return (x.requestStartedAt as number) - (y.requestStartedAt as number)
+}
+
+function where(h: StoredHold): string {
+  return `${h.namespace}/${h.key}`
+}
+
+function describe(h: Hold): string {
+  const requested = h.requestStartedAt === undefined ? '' : `, requested ${ms(h.requestStartedAt)}`
+  const empty = isEmpty(h) ? ' (empty)' : ''
+  return `${h.client} (${h.mode}, fence ${h.fence}, held ${ms(h.start)}..${ms(h.end)} ms${empty}${requested})`
+}
+
+function ms(n: number): string {
+  return n.toFixed(3)
+}
