@@ -5,8 +5,8 @@ import { configFrom, type Config } from '../../src/config.js'
 export interface TestApp {
   app: App
   config: Config
-  /** Every log line the app wrote, parsed. */
-  logs: Record<string, unknown>[]
+  /** Every log line the app wrote so far, parsed. */
+  logs(): Record<string, unknown>[]
   /** The raw log text (for "never contains the token" assertions). */
   logText(): string
 }
@@ -30,9 +30,7 @@ export async function startApp(
   return {
     app,
     config,
-    get logs() {
-      return lines.map((l) => JSON.parse(l) as Record<string, unknown>)
-    },
+    logs: () => lines.map((l) => JSON.parse(l) as Record<string, unknown>),
     logText: () => lines.join('\n'),
   }
 }

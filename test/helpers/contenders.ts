@@ -1,0 +1,81 @@
+import { performance } from 'node:perf_hooks'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { History, HoldMode } from './history.js'
+import { request } from './http.js'
+
+export interface ContendOptions {
+  /** Service base URLs; client i talks to baseUrls[i % n] (several replicas share one backend). */
+  baseUrls: readonly string[]
+  keys: readonly string[]
+  clients: number
+  durationMs: number
+  ttlMs: number
+  history: History
+  /** For /rwlocks: the mode of each attempt (default: exclusive /locks). */
+  pickMode?: (client: number) => HoldMode
+  /** How long a holder keeps the lock, ms (default 0–2 ms at random). */
+  holdMs?: () => number
+}
+
+export interface ContendStats {
+  grants: number
+  conflicts: number
+  unavailable: number
+  /** Any other status: the contention test fails on these. */
+  unexpected: string[]
+}
+
+/**
+ * Clients that loop acquire → hold → release on a few hot keys for a while, recording every grant
+ * (with the timings the history checker needs) and counting every refusal.
+ */
+export async function contend(options: ContendOptions): Promise<ContendStats> {
+  const stats: ContendStats = { grants: 0, conflicts: 0, unavailable: 0, unexpected: [] }
+  const deadline = performance.now() + options.durationMs
+  const holdMs = options.holdMs ?? (() => Math.random() * 2)
+
+  const client = async (index: number) => {
+    const base = options.baseUrls[index % options.baseUrls.length]!
+    const name = `client-${index}`
+    const token = `contender-${index}-${'x'.repeat(16)}`
+    while (performance.now() < deadline) {
+      const key = options.keys[Math.floor(Math.random() * options.keys.length)]!
+      const mode = options.pickMode?.(index) ?? 'exclusive'
+      const path = mode === 'exclusive' ? `/locks/${key}` : `/rwlocks/${key}/${mode}`
+      const requestStartedAt = performance.now()
+      const res = await request(base, 'POST', `${path}?ttl=${options.ttlMs}`, { token })
+      const responseAt = performance.now()
+      if (res.status === 201) {
+        stats.grants++
+        const hold = holdMs()
+        if (hold > 0) await sleep(hold)
+        const releaseSentAt = performance.now()
+        options.history.recordGrant({
+          key,
+          namespace: mode === 'exclusive' ? 'locks' : 'rwlocks',
+          mode,
+          client: name,
+          fence: res.body.fence as number,
+          requestStartedAt,
+          responseAt,
+          validityMs: res.body.validityMs as number,
+          releaseSentAt,
+        })
+        const released = await request(base, 'DELETE', path, { token })
+        // 404 / 409 not_owner: the hold lapsed first (and someone else may hold the lock now).
+        const lapsed = released.status === 404 || released.body.error === 'not_owner'
+        if (released.status !== 200 && !lapsed) stats.unexpected.push(`release ${released.status}: ${JSON.stringify(released.body)}`)
+      } else if (res.status === 409) {
+        stats.conflicts++
+        await sleep(Math.random() * 3)
+      } else if (res.status === 503) {
+        stats.unavailable++
+        await sleep(20)
+      } else {
+        stats.unexpected.push(`acquire ${res.status}: ${JSON.stringify(res.body)}`)
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: options.clients }, (_, i) => client(i)))
+  return stats
+}
