@@ -63,10 +63,16 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   installErrorHandling(fastify)
 
   const metrics = createMetrics()
-  const quorum = createQuorum(config.redisUrls, config.nodeTimeoutMs, metrics)
+  const quorum = createQuorum(config.redisUrls, { timeoutMs: config.nodeTimeoutMs, maxTtlMs: config.maxTtlMs }, metrics)
+  try {
+    await quorum.connect(Math.max(config.nodeTimeoutMs, 2000))
+  } catch (err) {
+    await quorum.close()
+    await fastify.close()
+    throw err
+  }
   const app = Object.assign(fastify, { quorum, metrics }) as App
   app.addHook('onClose', async () => quorum.close())
-  await quorum.connect(Math.max(config.nodeTimeoutMs, 2000))
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id)
   })

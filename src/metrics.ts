@@ -63,6 +63,12 @@ export function createMetrics() {
       buckets: latencyBuckets,
       registers: [registry],
     }),
+    nodeRestarts: new Counter({
+      name: 'redis_node_restarts_total',
+      help: 'Restarts seen (run_id changed), each starting a quarantine, by node index',
+      labelNames: ['node'] as const,
+      registers: [registry],
+    }),
     nodeErrors: new Counter({
       name: 'redis_node_errors_total',
       help: 'Failed commands by node index and reason (timeout, unavailable, error)',

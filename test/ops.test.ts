@@ -23,7 +23,7 @@ t.test('/healthz and /readyz', async (t) => {
   const body = ready.json()
   t.equal(body.ready, true)
   t.equal(body.majority, 1)
-  t.same(Object.keys(body.nodes[0]).sort(), ['address', 'index', 'latencyMs', 'up'])
+  t.same(Object.keys(body.nodes[0]).sort(), ['address', 'index', 'latencyMs', 'quarantineMs', 'up'])
   t.same([body.nodes[0].index, body.nodes[0].address, body.nodes[0].up], [0, redis.address, true])
   t.type(body.nodes[0].latencyMs, 'number')
 })

@@ -118,7 +118,8 @@ export const nodeStatusSchema = z.object({
   index: z.number().int(),
   address: z.string().describe('host:port (never a password)'),
   up: z.boolean(),
-  latencyMs: z.number().nullable(),
+  latencyMs: z.number().nullable().describe('latency of the last successful command, ms'),
+  quarantineMs: z.number().describe('ms until a node that restarted empty counts toward grants again (0: it counts)'),
 })
 
 export const errorSchema = z

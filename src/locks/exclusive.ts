@@ -29,9 +29,9 @@ export class ExclusiveLocks {
     const keys = exclusiveKeys(this.config.keyPrefix, req.key)
     const tally = await this.quorum.ask(
       (node) => node.run('acquire', [keys.lock, keys.fence], [req.token, req.ttlMs, req.reentrant ? 1 : 0, attempt, FENCE_MEMORY_MS]) as Promise<Reply>,
-      (t) => countWhere(t, isYes) >= t.majority || countWhere(t, is(ScriptCode.HELD)) >= t.majority,
+      (t) => grantVotes(t).length >= t.majority || countWhere(t, is(ScriptCode.HELD)) >= t.majority,
     )
-    const yes = replies(tally).filter((r) => isYes(r[0] ?? 0))
+    const yes = grantVotes(tally)
 
     if (yes.length < tally.majority) {
       this.rollback(keys.lock, req.token, attempt, tally)
@@ -158,6 +158,11 @@ export class ExclusiveLocks {
     if (notOwner > notFound) return new ServiceError('not_owner', `lock "${key}" is held under another token`, { key })
     return new ServiceError('lock_not_found', `lock "${key}" is not held (it expired or was released)`, { key })
   }
+}
+
+/** "Granted" answers that count: from masters outside their post-restart quarantine. */
+function grantVotes(tally: Tally<Reply>): Reply[] {
+  return tally.answers.flatMap((a) => (a.ok && isYes(a.value[0] ?? 0) && a.node.canGrant ? [a.value] : []))
 }
 
 function settledByMajority(t: Tally<Reply>): boolean {

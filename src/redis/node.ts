@@ -8,6 +8,18 @@ export interface NodeStatus {
   address: string
   up: boolean
   latencyMs: number | null
+  /** ms until a node that came back empty may count toward grants again (0: it counts) */
+  quarantineMs: number
+}
+
+export interface NodeOptions {
+  timeoutMs: number
+  /**
+   * Redlock's delayed restart: after the node is seen to restart (its run_id changed), its "granted"
+   * votes do not count for this long (MAX_TTL_MS), so a lock granted before the restart cannot be
+   * granted again through it. 0 disables it (a quorum of one has no other node to carry on with).
+   */
+  quarantineMs: number
 }
 
 export type NodeFailure = 'timeout' | 'unavailable' | 'error'
@@ -39,13 +51,19 @@ export class RedisNode {
   readonly address: string
   readonly client: Redis
   private lastLatencyMs: number | null = null
+  private readonly timeoutMs: number
+  private runId: string | undefined
+  private role: string | undefined
+  private quarantinedUntil = 0
 
   constructor(
     readonly index: number,
     url: string,
-    private readonly timeoutMs: number,
+    private readonly options: NodeOptions,
     private readonly metrics: Metrics,
   ) {
+    const timeoutMs = options.timeoutMs
+    this.timeoutMs = timeoutMs
     this.address = redisAddress(url)
     this.client = new Redis(url, {
       enableOfflineQueue: false,
@@ -59,8 +77,14 @@ export class RedisNode {
     this.client.on('error', () => {
       // Connection errors surface as failed commands and as `up` = false; ioredis reconnects by itself.
     })
-    this.client.on('ready', () => this.metrics.nodeUp.set({ node: String(index) }, 1))
-    this.client.on('close', () => this.metrics.nodeUp.set({ node: String(index) }, 0))
+    this.client.on('ready', () => {
+      this.metrics.nodeUp.set({ node: String(index) }, 1)
+      this.identify()
+    })
+    this.client.on('close', () => {
+      this.metrics.nodeUp.set({ node: String(index) }, 0)
+      this.role = undefined
+    })
     this.metrics.nodeUp.set({ node: String(index) }, 0)
     for (const [name, lua] of loadScripts()) {
       this.client.defineCommand(name, { numberOfKeys: keyCount[name], lua })
@@ -71,8 +95,50 @@ export class RedisNode {
     return this.client.status === 'ready'
   }
 
-  /** Resolves once connected, or after `withinMs`, whichever comes first; never rejects. */
-  waitUntilReady(withinMs: number): Promise<boolean> {
+  /**
+   * Whether a "granted" answer from this node counts toward a majority: it is a known master and not
+   * quarantined after a restart. Sent on 'ready' before any lock command can be, the INFO reply always
+   * arrives before the reply of a lock command on the same connection, so this is current when votes
+   * are counted.
+   */
+  get canGrant(): boolean {
+    return this.role === 'master' && Date.now() >= this.quarantinedUntil
+  }
+
+  get isReplica(): boolean {
+    return this.role !== undefined && this.role !== 'master'
+  }
+
+  private identify(): void {
+    this.client.info('server', 'replication').then(
+      (info) => {
+        const runId = /^run_id:(\w+)/m.exec(info)?.[1]
+        const role = /^role:(\w+)/m.exec(info)?.[1]
+        if (this.runId !== undefined && runId !== this.runId && this.options.quarantineMs > 0) {
+          this.quarantinedUntil = Date.now() + this.options.quarantineMs
+          this.metrics.nodeRestarts.inc({ node: String(this.index) })
+        }
+        this.runId = runId
+        this.role = role
+      },
+      () => {
+        // Not identified yet: its grants do not count until an attempt succeeds.
+        setTimeout(() => {
+          if (this.up && this.role === undefined) this.identify()
+        }, 500).unref()
+      },
+    )
+  }
+
+  /** Resolves once connected and identified, or after `withinMs`, whichever comes first; never rejects. */
+  async waitUntilReady(withinMs: number): Promise<boolean> {
+    const deadline = Date.now() + withinMs
+    const connected = await this.waitForConnection(withinMs)
+    while (connected && this.role === undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10))
+    return connected
+  }
+
+  private waitForConnection(withinMs: number): Promise<boolean> {
     if (this.up) return Promise.resolve(true)
     return new Promise((resolve) => {
       const done = (ready: boolean) => {
@@ -87,7 +153,13 @@ export class RedisNode {
   }
 
   status(): NodeStatus {
-    return { index: this.index, address: this.address, up: this.up, latencyMs: this.lastLatencyMs }
+    return {
+      index: this.index,
+      address: this.address,
+      up: this.up,
+      latencyMs: this.lastLatencyMs,
+      quarantineMs: Math.max(0, this.quarantinedUntil - Date.now()),
+    }
   }
 
   /** Run one script; rejects with a NodeError saying whether the node was down, slow or broken. */

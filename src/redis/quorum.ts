@@ -60,15 +60,29 @@ export class Quorum {
     })
   }
 
-  /** Node summary for 503 bodies: answered nodes as they answered, the rest as not (yet) answering. */
+  /** Node summary for 503 bodies: what each node did in this vote (a node that refused a connection is down). */
   describe(tally?: Tally<unknown>): (NodeStatus & { answered: boolean })[] {
-    const answered = new Set(tally?.answers.filter((a) => a.ok).map((a) => a.node.index))
-    return this.nodes.map((n) => ({ ...n.status(), answered: tally === undefined ? n.up : answered.has(n.index) }))
+    return this.nodes.map((n) => {
+      const answer = tally?.answers.find((a) => a.node === n)
+      const unreachable = answer !== undefined && !answer.ok && answer.reason === 'unavailable'
+      return { ...n.status(), up: n.up && !unreachable, answered: tally === undefined ? n.up : answer?.ok === true }
+    })
   }
 
-  /** Wait (bounded) for the first connections, so a fresh service does not answer 503 needlessly. */
+  /**
+   * Wait (bounded) for the first connections, so a fresh service does not answer 503 needlessly.
+   * A configured node that is a replica is refused: a failover would promote a copy that lacks the
+   * latest locks, so every lock node must be an independent master.
+   */
   async connect(withinMs: number): Promise<void> {
     await Promise.all(this.nodes.map((n) => n.waitUntilReady(withinMs)))
+    const replicas = this.nodes.filter((n) => n.isReplica)
+    if (replicas.length > 0) {
+      throw new Error(
+        `REDIS_URLS must name independent masters, but ${replicas.map((n) => `node ${n.index} (${n.address})`).join(', ')} ` +
+          `${replicas.length === 1 ? 'is a replica' : 'are replicas'}: failover setups lose locks`,
+      )
+    }
   }
 
   async close(): Promise<void> {
@@ -76,9 +90,10 @@ export class Quorum {
   }
 }
 
-export function createQuorum(urls: readonly string[], timeoutMs: number, metrics: Metrics): Quorum {
+export function createQuorum(urls: readonly string[], options: { timeoutMs: number; maxTtlMs: number }, metrics: Metrics): Quorum {
+  const quarantineMs = urls.length >= 3 ? options.maxTtlMs : 0
   return new Quorum(
-    urls.map((url, index) => new RedisNode(index, url, timeoutMs, metrics)),
+    urls.map((url, index) => new RedisNode(index, url, { timeoutMs: options.timeoutMs, quarantineMs }, metrics)),
     metrics,
   )
 }
