@@ -6,12 +6,14 @@ import { z } from 'zod'
  */
 
 const integer = (name: string, def: number, min: number, max: number) =>
-  z.coerce
-    .number({ error: `${name} must be a whole number` })
-    .int(`${name} must be a whole number`)
-    .min(min, `${name} must be at least ${min}`)
-    .max(max, `${name} must be at most ${max}`)
-    .default(def)
+  z
+    .string()
+    .trim()
+    .regex(/^-?\d+$/, `${name} must be a whole number`)
+    .transform(Number)
+    .pipe(z.number().min(min, `${name} must be at least ${min}`).max(max, `${name} must be at most ${max}`))
+    .optional()
+    .transform((v) => v ?? def)
 
 const redisUrl = z
   .string()
@@ -25,44 +27,59 @@ const redisUrl = z
     }
   }, 'each URL must look like redis://[:password@]host:port[/db] or rediss://…')
 
-export const envSchema = z
-  .object({
-    PORT: integer('PORT', 8080, 0, 65535),
-    HOST: z.string().min(1).default('0.0.0.0'),
-    REDIS_URLS: z
-      .string()
-      .optional()
-      .transform((s) => (s ?? '').split(',').map((u) => u.trim()).filter((u) => u !== ''))
-      .pipe(z.array(redisUrl).max(7, 'at most 7 Redis nodes')),
-    REDIS_URL: redisUrl.optional(),
-    KEY_PREFIX: z
-      .string()
-      .regex(/^[A-Za-z0-9._:@=+-]{0,64}$/, 'KEY_PREFIX may use A-Z a-z 0-9 . _ - : @ = + (no braces), up to 64 characters')
-      .default('lock-service:'),
-    DEFAULT_TTL_MS: integer('DEFAULT_TTL_MS', 30_000, 100, 86_400_000),
-    MAX_TTL_MS: integer('MAX_TTL_MS', 3_600_000, 100, 86_400_000),
-    MAX_WAIT_MS: integer('MAX_WAIT_MS', 60_000, 0, 3_600_000),
-    MAX_WAITERS: integer('MAX_WAITERS', 10_000, 1, 1_000_000),
-    NODE_TIMEOUT_MS: integer('NODE_TIMEOUT_MS', 500, 10, 60_000),
-    DRIFT_FACTOR: z.coerce
-      .number({ error: 'DRIFT_FACTOR must be a number' })
-      .min(0, 'DRIFT_FACTOR must be at least 0')
-      .max(0.5, 'DRIFT_FACTOR must be at most 0.5')
-      .default(0.01),
-    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  })
-  .superRefine((env, ctx) => {
-    if (env.DEFAULT_TTL_MS > env.MAX_TTL_MS) {
-      ctx.addIssue({ code: 'custom', path: ['DEFAULT_TTL_MS'], message: `DEFAULT_TTL_MS (${env.DEFAULT_TTL_MS}) must not exceed MAX_TTL_MS (${env.MAX_TTL_MS})` })
-    }
-    if (env.REDIS_URLS.length > 0 && env.REDIS_URL !== undefined && !env.REDIS_URLS.includes(env.REDIS_URL)) {
-      ctx.addIssue({ code: 'custom', path: ['REDIS_URL'], message: 'REDIS_URL is an alias of REDIS_URLS: set one of them, not two different values' })
-    }
-    const n = env.REDIS_URLS.length
-    if (n === 2 || n === 4 || n === 6) {
-      ctx.addIssue({ code: 'custom', path: ['REDIS_URLS'], message: `${n} nodes give no more fault tolerance than ${n - 1}; use 1, 3, 5 or 7 independent Redis masters` })
-    }
-  })
+/** One schema per variable, so each bad variable gets its own line whatever the others hold. */
+export const envSchema = z.object({
+  PORT: integer('PORT', 8080, 0, 65535),
+  HOST: z.string().trim().min(1, 'HOST must not be blank').default('0.0.0.0'),
+  REDIS_URLS: z
+    .string()
+    .optional()
+    .transform((s) => (s ?? '').split(',').map((u) => u.trim()).filter((u) => u !== ''))
+    .pipe(
+      z
+        .array(redisUrl)
+        .max(7, 'at most 7 Redis nodes')
+        .refine((urls) => ![2, 4, 6].includes(urls.length), {
+          error: (issue) => {
+            const n = (issue.input as string[]).length
+            return `${n} nodes give no more fault tolerance than ${n - 1}; use 1, 3, 5 or 7 independent Redis masters`
+          },
+        }),
+    ),
+  REDIS_URL: redisUrl.optional(),
+  KEY_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9._:@=+-]{0,64}$/, 'KEY_PREFIX may use A-Z a-z 0-9 . _ - : @ = + (no braces), up to 64 characters')
+    .default('lock-service:'),
+  DEFAULT_TTL_MS: integer('DEFAULT_TTL_MS', 30_000, 100, 86_400_000),
+  MAX_TTL_MS: integer('MAX_TTL_MS', 3_600_000, 100, 86_400_000),
+  MAX_WAIT_MS: integer('MAX_WAIT_MS', 60_000, 0, 3_600_000),
+  MAX_WAITERS: integer('MAX_WAITERS', 10_000, 1, 1_000_000),
+  NODE_TIMEOUT_MS: integer('NODE_TIMEOUT_MS', 500, 10, 60_000),
+  DRIFT_FACTOR: z
+    .string()
+    .trim()
+    .regex(/^\d+(\.\d+)?$/, 'DRIFT_FACTOR must be a number')
+    .transform(Number)
+    .pipe(z.number().max(0.5, 'DRIFT_FACTOR must be at most 0.5'))
+    .optional()
+    .transform((v) => v ?? 0.01),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+})
+
+type Env = z.output<typeof envSchema>
+
+/** Rules across variables, checked only between variables that are each valid. */
+function crossChecks(env: Partial<Env>): [keyof Env, string][] {
+  const problems: [keyof Env, string][] = []
+  if (env.DEFAULT_TTL_MS !== undefined && env.MAX_TTL_MS !== undefined && env.DEFAULT_TTL_MS > env.MAX_TTL_MS) {
+    problems.push(['DEFAULT_TTL_MS', `${env.DEFAULT_TTL_MS} must not exceed MAX_TTL_MS (${env.MAX_TTL_MS})`])
+  }
+  if (env.REDIS_URLS?.length && env.REDIS_URL !== undefined && !env.REDIS_URLS.includes(env.REDIS_URL)) {
+    problems.push(['REDIS_URL', 'an alias of REDIS_URLS: set one of them, not two different values'])
+  }
+  return problems
+}
 
 /** Every environment variable the service reads (docker-compose.yml is checked against it). */
 export const configEnvNames: readonly string[] = Object.freeze(Object.keys(envSchema.shape))
@@ -92,17 +109,20 @@ export class ConfigError extends Error {
 
 /** Parse the environment; throws ConfigError listing one line per bad variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const present = Object.fromEntries(configEnvNames.map((k) => [k, env[k] === '' ? undefined : env[k]]))
-  const parsed = envSchema.safeParse(present)
-  if (!parsed.success) {
-    const byVar = new Map<string, string>()
-    for (const issue of parsed.error.issues) {
-      const name = String(issue.path[0] ?? 'environment')
-      if (!byVar.has(name)) byVar.set(name, `${name}: ${issue.message} (got ${JSON.stringify(env[name] ?? null)})`)
-    }
-    throw new ConfigError([...byVar.values()])
+  const problems = new Map<string, string>()
+  const valid: Partial<Record<keyof Env, unknown>> = {}
+  for (const name of Object.keys(envSchema.shape) as (keyof Env)[]) {
+    const raw = env[name] === '' ? undefined : env[name]
+    const parsed = envSchema.shape[name].safeParse(raw)
+    if (parsed.success) valid[name] = parsed.data
+    else problems.set(name, `${name}: ${parsed.error.issues[0]?.message ?? 'invalid'} (got ${shown(name, raw)})`)
   }
-  const e = parsed.data
+  for (const [name, message] of crossChecks(valid as Partial<Env>)) {
+    if (!problems.has(name)) problems.set(name, `${name}: ${message}`)
+  }
+  if (problems.size > 0) throw new ConfigError([...problems.values()])
+
+  const e = valid as Env
   const urls = e.REDIS_URLS.length > 0 ? e.REDIS_URLS : [e.REDIS_URL ?? DEFAULT_REDIS_URL]
   return configFrom({
     port: e.PORT,
@@ -117,6 +137,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     driftFactor: e.DRIFT_FACTOR,
     logLevel: e.LOG_LEVEL,
   })
+}
+
+/** A bad value as the error line shows it: Redis URLs without their passwords. */
+function shown(name: string, raw: string | undefined): string {
+  if (raw === undefined) return 'nothing'
+  const text = name.startsWith('REDIS_URL') ? raw.replace(/\/\/[^@/]*@/g, '//***@') : raw
+  return JSON.stringify(text)
 }
 
 export const defaultConfig: Config = Object.freeze({

@@ -21,7 +21,7 @@ export const tokenSchema = z
   .regex(/^[A-Za-z0-9_-]{16,128}$/, 'tokens are 16–128 characters from A-Z a-z 0-9 _ -')
   .describe('Owner token: 16–128 characters from A-Z a-z 0-9 _ -')
 
-const durationQuery = (name: string) =>
+const durationQuery = (name: string, limits: Limits) =>
   z
     .string()
     .transform((text, ctx) => {
@@ -32,7 +32,13 @@ const durationQuery = (name: string) =>
       }
       return ms
     })
-    .describe(`${name}: a whole number of ms, or a number with ms, s, m or h (e.g. 1.5s)`)
+    .pipe(
+      z
+        .number()
+        .min(100, `${name} must be at least 100ms`)
+        .max(limits.maxTtlMs, `${name} must be at most ${limits.maxTtlMs}ms (MAX_TTL_MS)`),
+    )
+    .describe(`${name}: a whole number of ms, or a number with ms, s, m or h (e.g. 1.5s); 100ms … MAX_TTL_MS`)
 
 /**
  * Fastify hands a missing body to the validator as null; the JSON parser refuses a literal `null`
@@ -50,13 +56,15 @@ const ttlMsSchema = (limits: Limits) =>
 
 export const keyParams = z.strictObject({ key: lockKeySchema })
 
+export const noQuery = z.strictObject({})
+
 export const tokenHeaders = z.object({
   'lock-token': tokenSchema.optional().describe('Owner token (alternative to the body or query field)'),
 })
 
 export function acquireSchemas(limits: Limits) {
   return {
-    querystring: z.strictObject({ ttl: durationQuery('ttl').optional() }),
+    querystring: z.strictObject({ ttl: durationQuery('ttl', limits).optional() }),
     body: optionalBody(
       z
         .strictObject({
@@ -71,7 +79,7 @@ export function acquireSchemas(limits: Limits) {
 
 export function renewSchemas(limits: Limits) {
   return {
-    querystring: z.strictObject({ ttl: durationQuery('ttl').optional() }),
+    querystring: z.strictObject({ ttl: durationQuery('ttl', limits).optional() }),
     body: optionalBody(
       z.strictObject({
         token: tokenSchema.optional().describe('Owner token (or the Lock-Token header)'),

@@ -1,0 +1,32 @@
+# syntax=docker/dockerfile:1
+# lock-service: build the TypeScript in one stage, run the compiled service with production
+# dependencies only in another.
+
+# ── build ───────────────────────────────────────────────────────────────────────────────────────
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY scripts ./scripts
+COPY src ./src
+# tsc → dist/, then scripts/copy-assets.mjs copies src/lua → dist/lua
+RUN npm run build
+
+# ── runtime ─────────────────────────────────────────────────────────────────────────────────────
+FROM node:20-bookworm-slim AS runtime
+ENV NODE_ENV=production \
+    PORT=8080
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+# dist/ includes dist/lua; the app serves ../openapi.yaml relative to dist/app.js, i.e. /app/openapi.yaml
+COPY --from=build /app/dist ./dist
+COPY openapi.yaml ./
+# Files stay root-owned and read-only to the service; it runs as the image's unprivileged `node` user.
+USER node
+EXPOSE 8080
+# No curl in slim images: node's own fetch, against the port the service listens on.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/healthz', { signal: AbortSignal.timeout(2000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+CMD ["node", "dist/server.js"]
