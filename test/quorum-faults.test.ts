@@ -154,3 +154,22 @@ t.test('a node that is a replica is refused at start', async (t) => {
     'a clear error names the replica',
   )
 })
+
+t.test('a split vote (no majority either way) is answered 409 and rolled back everywhere', async (t) => {
+  const nodes = await startRedisCluster(3, { t })
+  const { app } = await startApp(t, nodes.map((n) => n.url), { nodeTimeoutMs: NODE_TIMEOUT_MS })
+  const keys = exclusiveKeys(PREFIX, 'split')
+  // Another owner's copy only on node A (e.g. its own attempt in flight there); node B is down.
+  const a = nodes[0]!.client()
+  await a.hset(keys.lock, 'tok', 'someone-else-token-0000', 'fence', '1', 'count', '1', 'ttl', '10000', 'att', 'x', 'attc', '0')
+  await a.pexpire(keys.lock, 10000)
+  await a.quit()
+  await nodes[1]!.kill()
+  const res = await app.inject({ method: 'POST', url: '/locks/split' })
+  t.equal(res.statusCode, 409, 'granted on C, held on A, B down: no majority either way → 409')
+  t.equal(res.json().error, 'lock_held')
+  const c = nodes[2]!.client()
+  t.teardown(() => c.quit())
+  await until(async () => (await c.exists(keys.lock)) === 0, 'the partial grant on C rolled back')
+  t.pass('the partial grant on C was rolled back')
+})

@@ -1,0 +1,49 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { freePort, type Teardown } from './redis-server.js'
+
+export interface ServiceProcess {
+  readonly url: string
+  readonly pid: number
+  readonly output: () => string
+  /** Send a signal and wait for the process to exit; resolves to its exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>
+}
+
+const serverEntry = new URL('../../src/server.ts', import.meta.url).pathname
+
+/** The real service as a separate process (`node --import tsx src/server.ts`), ready when /readyz is 200. */
+export async function startService(env: Record<string, string>, opts: { t?: Teardown } = {}): Promise<ServiceProcess> {
+  const port = await freePort()
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', serverEntry], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let output = ''
+  child.stdout?.on('data', (c: Buffer) => (output += c.toString()))
+  child.stderr?.on('data', (c: Buffer) => (output += c.toString()))
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  let exitCode: number | null | undefined
+  void exited.then((code) => (exitCode = code))
+  const url = `http://127.0.0.1:${port}`
+  const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
+    if (exitCode === undefined) child.kill(signal)
+    return exited
+  }
+  opts.t?.teardown(() => stop('SIGKILL'))
+  process.once('exit', () => child.kill('SIGKILL'))
+
+  const deadline = Date.now() + 20_000
+  while (Date.now() < deadline) {
+    if (exitCode !== undefined) throw new Error(`service exited with ${exitCode}: ${output}`)
+    try {
+      const res = await fetch(`${url}/readyz`)
+      if (res.status === 200) return { url, pid: child.pid!, output: () => output, stop }
+    } catch {
+      // not listening yet
+    }
+    await sleep(100)
+  }
+  await stop('SIGKILL')
+  throw new Error(`service did not become ready: ${output}`)
+}

@@ -1,0 +1,19 @@
+import t from 'tap'
+import { startRedisCluster } from './helpers/redis-server.js'
+import { startService } from './helpers/service-process.js'
+import { contend } from './helpers/contenders.js'
+import { History } from './helpers/history.js'
+
+t.test('two service processes sharing three Redis nodes: 16 clients, no overlapping holds', async (t) => {
+  const nodes = await startRedisCluster(3, { t })
+  const env = { REDIS_URLS: nodes.map((n) => n.url).join(',') }
+  const [a, b] = await Promise.all([startService(env, { t }), startService(env, { t })])
+  const history = new History()
+  const stats = await contend({ baseUrls: [a.url, b.url], keys: ['shared-1', 'shared-2'], clients: 16, durationMs: 4000, ttlMs: 2000, history })
+  t.same(stats.unexpected, [])
+  t.equal(stats.unavailable, 0)
+  t.ok(stats.grants >= 100, `${stats.grants} grants, ${stats.conflicts} conflicts across two replicas`)
+  history.assertSafe(t, 'two replicas, quorum of 3')
+  t.equal(await a.stop(), 0, 'replica A drains and exits 0 on SIGTERM')
+  t.equal(await b.stop(), 0, 'replica B drains and exits 0 on SIGTERM')
+})
