@@ -6,9 +6,9 @@ import { jsonSchemaTransform, validatorCompiler } from 'fastify-type-provider-zo
 import type { Config } from './config.js'
 import { ServiceError } from './errors.js'
 import { installErrorHandling } from './http/errors.js'
-import { lockRoutes } from './http/locks.js'
+import { lockRoutes, rwlockRoutes } from './http/locks.js'
 import { opsRoutes } from './http/ops.js'
-import { ExclusiveLocks } from './locks/exclusive.js'
+import { LockEngine } from './locks/engine.js'
 import { Observed } from './locks/observe.js'
 import { createMetrics, type Metrics } from './metrics.js'
 import { createQuorum, type Quorum } from './redis/quorum.js'
@@ -94,6 +94,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
         },
         tags: [
           { name: 'locks', description: 'Exclusive locks' },
+          { name: 'rwlocks', description: 'Read-write locks: shared readers, exclusive writers, no writer starvation' },
           { name: 'operations', description: 'Health, readiness, metrics, this contract' },
         ],
       },
@@ -102,7 +103,9 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   }
 
   const observed = new Observed(metrics)
-  await app.register(lockRoutes, { config, locks: new ExclusiveLocks(quorum, config), observed })
+  const holdOptions = { config, engine: new LockEngine(quorum, config), observed }
+  await app.register(lockRoutes, holdOptions)
+  await app.register(rwlockRoutes, holdOptions)
   await app.register(opsRoutes, { quorum, metrics, openapiPath })
   return app
 }

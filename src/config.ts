@@ -55,6 +55,7 @@ export const envSchema = z.object({
   MAX_TTL_MS: integer('MAX_TTL_MS', 3_600_000, 100, 86_400_000),
   MAX_WAIT_MS: integer('MAX_WAIT_MS', 60_000, 0, 3_600_000),
   MAX_WAITERS: integer('MAX_WAITERS', 10_000, 1, 1_000_000),
+  MAX_READERS: integer('MAX_READERS', 1_000, 1, 100_000),
   NODE_TIMEOUT_MS: integer('NODE_TIMEOUT_MS', 500, 10, 60_000),
   DRIFT_FACTOR: z
     .string()
@@ -93,6 +94,7 @@ export interface Config {
   readonly maxTtlMs: number
   readonly maxWaitMs: number
   readonly maxWaiters: number
+  readonly maxReaders: number
   readonly nodeTimeoutMs: number
   readonly driftFactor: number
   readonly logLevel: string
@@ -133,6 +135,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxTtlMs: e.MAX_TTL_MS,
     maxWaitMs: e.MAX_WAIT_MS,
     maxWaiters: e.MAX_WAITERS,
+    maxReaders: e.MAX_READERS,
     nodeTimeoutMs: e.NODE_TIMEOUT_MS,
     driftFactor: e.DRIFT_FACTOR,
     logLevel: e.LOG_LEVEL,
@@ -155,6 +158,7 @@ export const defaultConfig: Config = Object.freeze({
   maxTtlMs: 3_600_000,
   maxWaitMs: 60_000,
   maxWaiters: 10_000,
+  maxReaders: 1_000,
   nodeTimeoutMs: 500,
   driftFactor: 0.01,
   logLevel: 'info',

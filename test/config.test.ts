@@ -41,7 +41,7 @@ function expectProblems(t: Asserts, env: Record<string, string | undefined>, nam
 t.test('configEnvNames lists exactly the documented variables', async (t) => {
   t.same(
     [...configEnvNames].sort(),
-    ['DEFAULT_TTL_MS', 'DRIFT_FACTOR', 'HOST', 'KEY_PREFIX', 'LOG_LEVEL', 'MAX_TTL_MS', 'MAX_WAITERS', 'MAX_WAIT_MS', 'NODE_TIMEOUT_MS', 'PORT', 'REDIS_URL', 'REDIS_URLS'],
+    ['DEFAULT_TTL_MS', 'DRIFT_FACTOR', 'HOST', 'KEY_PREFIX', 'LOG_LEVEL', 'MAX_READERS', 'MAX_TTL_MS', 'MAX_WAITERS', 'MAX_WAIT_MS', 'NODE_TIMEOUT_MS', 'PORT', 'REDIS_URL', 'REDIS_URLS'],
   )
   t.ok(Object.isFrozen(configEnvNames))
 })
@@ -56,6 +56,7 @@ t.test('defaults', async (t) => {
     maxTtlMs: 3_600_000,
     maxWaitMs: 60_000,
     maxWaiters: 10_000,
+    maxReaders: 1_000,
     nodeTimeoutMs: 500,
     driftFactor: 0.01,
     logLevel: 'info',
@@ -77,6 +78,7 @@ t.test('every variable is parsed', async (t) => {
     MAX_TTL_MS: '600000',
     MAX_WAIT_MS: '120000',
     MAX_WAITERS: '50',
+    MAX_READERS: '64',
     NODE_TIMEOUT_MS: '250',
     DRIFT_FACTOR: '0.02',
     LOG_LEVEL: 'debug',
@@ -90,6 +92,7 @@ t.test('every variable is parsed', async (t) => {
     maxTtlMs: 600_000,
     maxWaitMs: 120_000,
     maxWaiters: 50,
+    maxReaders: 64,
     nodeTimeoutMs: 250,
     driftFactor: 0.02,
     logLevel: 'debug',

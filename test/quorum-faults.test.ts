@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { buildApp } from '../src/app.js'
 import { configFrom } from '../src/config.js'
-import { exclusiveKeys } from '../src/locks/keys.js'
+import { lockKeys } from '../src/locks/keys.js'
 import { startRedis, startRedisCluster } from './helpers/redis-server.js'
 import { startApp } from './helpers/app.js'
 import { contend } from './helpers/contenders.js'
@@ -98,7 +98,7 @@ t.test('a node restarted empty is quarantined: a lock held before the restart is
   // X's copy on C is lost (as if C had missed the grant): X still holds A and B, a majority.
   const cClient = c.client()
   t.teardown(() => cClient.quit())
-  await cClient.del(exclusiveKeys(PREFIX, 'q-restart').lock)
+  await cClient.del(lockKeys(PREFIX, 'lock', 'q-restart').holds)
   // A restarts empty. Without the quarantine, A (empty) + C (empty) would be a majority for Y.
   await a.kill()
   await a.restart()
@@ -121,7 +121,7 @@ t.test('fences increase across grants whose voting majorities differ', async (t)
   const nodes = await startRedisCluster(3, { t })
   const { app } = await startApp(t, nodes.map((n) => n.url), { nodeTimeoutMs: NODE_TIMEOUT_MS })
   const key = 'q-fence'
-  const fenceKey = exclusiveKeys(PREFIX, key).fence
+  const fenceKey = lockKeys(PREFIX, 'lock', key).fence
   // Node A's counter runs far ahead (e.g. its clock was ahead when it issued fences).
   const aClient = nodes[0]!.client()
   const ahead = 9_000_000_000_000_000
@@ -158,18 +158,16 @@ t.test('a node that is a replica is refused at start', async (t) => {
 t.test('a split vote (no majority either way) is answered 409 and rolled back everywhere', async (t) => {
   const nodes = await startRedisCluster(3, { t })
   const { app } = await startApp(t, nodes.map((n) => n.url), { nodeTimeoutMs: NODE_TIMEOUT_MS })
-  const keys = exclusiveKeys(PREFIX, 'split')
+  const keys = lockKeys(PREFIX, 'lock', 'split')
   // Another owner's copy only on node A (e.g. its own attempt in flight there); node B is down.
-  const a = nodes[0]!.client()
-  await a.hset(keys.lock, 'tok', 'someone-else-token-0000', 'fence', '1', 'count', '1', 'ttl', '10000', 'att', 'x', 'attc', '0')
-  await a.pexpire(keys.lock, 10000)
-  await a.quit()
+  const onlyA = await startApp(t, [nodes[0]!.url])
+  t.equal((await onlyA.app.inject({ method: 'POST', url: '/locks/split?ttl=10s' })).statusCode, 201)
   await nodes[1]!.kill()
   const res = await app.inject({ method: 'POST', url: '/locks/split' })
   t.equal(res.statusCode, 409, 'granted on C, held on A, B down: no majority either way → 409')
   t.equal(res.json().error, 'lock_held')
   const c = nodes[2]!.client()
   t.teardown(() => c.quit())
-  await until(async () => (await c.exists(keys.lock)) === 0, 'the partial grant on C rolled back')
+  await until(async () => (await c.exists(keys.holds)) === 0, 'the partial grant on C rolled back')
   t.pass('the partial grant on C was rolled back')
 })

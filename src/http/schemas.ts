@@ -122,6 +122,17 @@ export const lockStateSchema = z.object({
   waiters: z.number().int(),
 })
 
+export const rwLockStateSchema = z.object({
+  key: z.string(),
+  writer: z
+    .object({ fence: z.number().int(), remainingMs: z.number().int() })
+    .nullable()
+    .describe('The write hold, or null'),
+  readers: z.number().int().describe('Live read holds'),
+  writerWaiting: z.boolean().describe('A writer is waiting: newly arriving readers queue behind it'),
+  waiters: z.number().int(),
+})
+
 export const nodeStatusSchema = z.object({
   index: z.number().int(),
   address: z.string().describe('host:port (never a password)'),
@@ -151,7 +162,7 @@ export const readinessSchema = z.object({
 export const healthSchema = z.object({ status: z.literal('ok') })
 
 /** Response map for routes: the status codes each can answer, documented with one error shape. */
-export function errorResponses(...statuses: number[]) {
+export function errorResponses(statuses: readonly number[]) {
   return Object.fromEntries(statuses.map((s) => [s, errorSchema.describe(describeStatus(s))]))
 }
 

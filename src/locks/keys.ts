@@ -3,15 +3,22 @@
  * live in one cluster slot. Lock keys cannot contain braces (the HTTP layer refuses them), and the
  * namespace sits outside the tag, so /locks/x and /rwlocks/x never touch the same Redis key.
  */
-export interface ExclusiveKeys {
-  lock: string
+export type Namespace = 'lock' | 'rw'
+
+export interface LockKeys {
+  /** hash: the holds (see src/lua/include/holds.lua) */
+  holds: string
+  /** zset: reader token → expiry */
+  readers: string
+  /** fence counter */
   fence: string
+  /** zset: requests waiting in line */
   waiters: string
 }
 
-export function exclusiveKeys(prefix: string, key: string): ExclusiveKeys {
-  const base = `${prefix}lock:{${key}}`
-  return { lock: base, fence: `${base}:fence`, waiters: `${base}:waiters` }
+export function lockKeys(prefix: string, namespace: Namespace, key: string): LockKeys {
+  const base = `${prefix}${namespace}:{${key}}`
+  return { holds: base, readers: `${base}:r`, fence: `${base}:fence`, waiters: `${base}:q` }
 }
 
 /** How long a fence counter outlives the last grant that used it; after that, Redis TIME is the floor. */

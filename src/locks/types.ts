@@ -1,6 +1,15 @@
+import type { Namespace } from './keys.js'
+
+/** `exclusive`: /locks; `read` / `write`: /rwlocks. */
 export type LockMode = 'exclusive' | 'read' | 'write'
 
+/** An exclusive lock is a lock that only ever has a writer, in a namespace of its own. */
+export function storageOf(mode: LockMode): { namespace: Namespace; hold: 'read' | 'write' } {
+  return mode === 'exclusive' ? { namespace: 'lock', hold: 'write' } : { namespace: 'rw', hold: mode }
+}
+
 export interface AcquireRequest {
+  mode: LockMode
   key: string
   token: string
   ttlMs: number
@@ -8,6 +17,7 @@ export interface AcquireRequest {
 }
 
 export interface RenewRequest {
+  mode: LockMode
   key: string
   token: string
   /** undefined: the TTL of the hold's latest grant or renew */
@@ -15,6 +25,7 @@ export interface RenewRequest {
 }
 
 export interface ReleaseRequest {
+  mode: LockMode
   key: string
   token: string
 }
@@ -39,11 +50,10 @@ export interface Release {
   holdCount: number
 }
 
+/** What a majority of nodes says about one lock; never a token. */
 export interface LockState {
-  key: string
-  mode: 'exclusive'
-  fence: number
-  remainingMs: number
-  holdCount: number
+  writer: { fence: number; remainingMs: number; holdCount: number } | null
+  readers: number
   waiters: number
+  writerWaiting: boolean
 }

@@ -1,20 +1,26 @@
--- fence_commit.lua — quorum mode: write the fence chosen for a grant (the maximum proposed by the
+-- fence_commit.lua — quorum mode: write the fence chosen for a grant (the largest proposed by the
 -- granting majority) back to a node, so that a majority stores it before the grant is returned.
--- Any later majority intersects this one, so its maximum is above this fence.
+-- Any later majority intersects this one, so its largest proposal is above this fence.
 --
--- KEYS[1]  lock hash (see acquire.lua)   KEYS[2] fence counter
--- ARGV[1]  token   ARGV[2] fence   ARGV[3] how long the fence counter outlives its last use, ms
+-- KEYS[1] lock hash, KEYS[2] readers zset (see include/holds.lua), KEYS[3] fence counter
+-- ARGV[1] mode: 'read' | 'write'   ARGV[2] token   ARGV[3] fence
+-- ARGV[4] how long the fence counter outlives its last use, ms
 --
 -- Returns  1 when the node's hold (of this token) now carries the fence, 0 when only the counter
 --          was raised (the node does not hold the lock for this token)
+--@include holds
 
-local fence = tonumber(ARGV[2])
-local last = tonumber(redis.call('GET', KEYS[2]) or '0')
-if fence > last then
-  redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
+local mode, tok, fence = ARGV[1], ARGV[2], tonumber(ARGV[3])
+if fence > tonumber(redis.call('GET', KEYS[3]) or '0') then
+  redis.call('SET', KEYS[3], ARGV[3], 'PX', ARGV[4])
 end
-if redis.call('HGET', KEYS[1], 'tok') == ARGV[1] then
-  redis.call('HSET', KEYS[1], 'fence', ARGV[2])
+if mode == 'write' then
+  if redis.call('HGET', KEYS[1], 'w') ~= tok then return 0 end
+  redis.call('HSET', KEYS[1], 'wf', ARGV[3])
   return 1
 end
-return 0
+local r = get_reader(tok)
+if not r then return 0 end
+r.fence = fence
+put_reader(tok, r, nil)
+return 1

@@ -1,11 +1,17 @@
--- inspect.lua — what GET /locks/:key shows. Never returns the token.
+-- inspect.lua — what GET /locks/:key and GET /rwlocks/:key show. Never returns a token; changes nothing.
 --
--- KEYS[1]  lock hash (see acquire.lua)   KEYS[2] waiters (sorted set of queued requests)
+-- KEYS[1] lock hash, KEYS[2] readers zset (see include/holds.lua), KEYS[3] waiters zset
 --
--- Returns  { fence, remainingMs, holdCount, waiters }   when held
---          { 0, 0, 0, waiters }                          when free
+-- Returns  { writerFence, writerRemainingMs, writerHoldCount, readers, waiters, writerWaiting }
+--          with 0 for the writer fields when there is no live writer
+--@include holds
 
-local waiters = redis.call('ZCARD', KEYS[2])
-local h = redis.call('HMGET', KEYS[1], 'fence', 'count')
-if not h[1] then return { 0, 0, 0, waiters } end
-return { tonumber(h[1]), redis.call('PTTL', KEYS[1]), tonumber(h[2]), waiters }
+local now = now_ms()
+local h = redis.call('HMGET', KEYS[1], 'wf', 'we', 'wc')
+local we = tonumber(h[2] or '0')
+local readers = redis.call('ZCOUNT', KEYS[2], '(' .. now, '+inf')
+local waiters = redis.call('ZCARD', KEYS[3])
+if we > now then
+  return { tonumber(h[1]), we - now, tonumber(h[3]), readers, waiters, 0 }
+end
+return { 0, 0, 0, readers, waiters, 0 }

@@ -1,18 +1,40 @@
--- release.lua — drop one hold of the owning token; the lock frees when its hold count reaches 0.
+-- release.lua — drop one hold of the owning token; the hold ends when its count reaches 0.
 --
--- KEYS[1]  lock hash (see acquire.lua)
--- ARGV[1]  token
+-- KEYS[1] lock hash, KEYS[2] readers zset (see include/holds.lua)
+-- ARGV[1] mode: 'read' | 'write'   ARGV[2] token
 --
--- Returns  { 1, 0 }           RELEASED: the lock is free
+-- Returns  { 1, 0 }           RELEASED: this token's hold is gone
 --          { 2, holdCount }   DECREMENTED: a reentrant hold still has holdCount holds
---          { -2 }             NOT_FOUND: no hold (expired or released)
---          { -3 }             NOT_OWNER: held under another token
+--          { -2 }             NOT_FOUND: nothing is held (expired or released)
+--          { -3 }             NOT_OWNER: held, but not by this token in this mode
+--@include holds
 
-local tok = redis.call('HGET', KEYS[1], 'tok')
-if not tok then return { -2 } end
-if tok ~= ARGV[1] then return { -3 } end
+local mode, tok = ARGV[1], ARGV[2]
+local now = now_ms()
+prune(now)
 
-local count = redis.call('HINCRBY', KEYS[1], 'count', -1)
-if count > 0 then return { 2, count } end
-redis.call('DEL', KEYS[1])
+if mode == 'write' then
+  if redis.call('HGET', KEYS[1], 'w') ~= tok then
+    if held() then return { -3 } end
+    return { -2 }
+  end
+  local count = redis.call('HINCRBY', KEYS[1], 'wc', -1)
+  if count > 0 then return { 2, count } end
+  redis.call('HDEL', KEYS[1], unpack(WRITER_FIELDS))
+  refresh_ttl(now)
+  return { 1, 0 }
+end
+
+local r = get_reader(tok)
+if not r then
+  if held() then return { -3 } end
+  return { -2 }
+end
+if r.count > 1 then
+  r.count = r.count - 1
+  put_reader(tok, r, nil)
+  return { 2, r.count }
+end
+drop_reader(tok)
+refresh_ttl(now)
 return { 1, 0 }

@@ -1,19 +1,39 @@
--- renew.lua — extend the hold of the token that owns the lock.
+-- renew.lua — extend one hold of the token that owns it.
 --
--- KEYS[1]  lock hash (see acquire.lua)
--- ARGV[1]  token   ARGV[2] ttl ms, or '0' to reuse the TTL of the latest grant or renew
+-- KEYS[1] lock hash, KEYS[2] readers zset (see include/holds.lua)
+-- ARGV[1] mode: 'read' | 'write'   ARGV[2] token   ARGV[3] ttl ms, or '0' for the TTL of the hold's
+-- latest grant or renew
 --
 -- Returns  { 1, fence, holdCount, ttlMs }   RENEWED
---          { -2 }                           NOT_FOUND: no hold (expired or released)
---          { -3 }                           NOT_OWNER: held under another token
+--          { -2 }                           NOT_FOUND: nothing is held (expired or released)
+--          { -3 }                           NOT_OWNER: held, but not by this token in this mode
+--@include holds
 
-local tok = redis.call('HGET', KEYS[1], 'tok')
-if not tok then return { -2 } end
-if tok ~= ARGV[1] then return { -3 } end
+local mode, tok = ARGV[1], ARGV[2]
+local now = now_ms()
+prune(now)
 
-local ttl = ARGV[2]
-if ttl == '0' then ttl = redis.call('HGET', KEYS[1], 'ttl') end
-redis.call('HSET', KEYS[1], 'ttl', ttl)
-redis.call('PEXPIRE', KEYS[1], ttl)
-local h = redis.call('HMGET', KEYS[1], 'fence', 'count')
-return { 1, tonumber(h[1]), tonumber(h[2]), tonumber(ttl) }
+if mode == 'write' then
+  local h = redis.call('HMGET', KEYS[1], 'w', 'wf', 'wc', 'wt')
+  if h[1] ~= tok then
+    if held() then return { -3 } end
+    return { -2 }
+  end
+  local ttl = tonumber(ARGV[3])
+  if ttl == 0 then ttl = tonumber(h[4]) end
+  redis.call('HSET', KEYS[1], 'wt', ttl, 'we', now + ttl)
+  refresh_ttl(now)
+  return { 1, tonumber(h[2]), tonumber(h[3]), ttl }
+end
+
+local r = get_reader(tok)
+if not r then
+  if held() then return { -3 } end
+  return { -2 }
+end
+local ttl = tonumber(ARGV[3])
+if ttl == 0 then ttl = r.ttl end
+r.ttl = ttl
+put_reader(tok, r, now + ttl)
+refresh_ttl(now)
+return { 1, r.fence, r.count, ttl }

@@ -1,17 +1,35 @@
 -- rollback.lua — undo what one acquire attempt did, when the attempt did not become a grant
 -- (no quorum, validity used up, client gone). Touches nothing another attempt has changed since.
 --
--- KEYS[1]  lock hash (see acquire.lua)
--- ARGV[1]  token   ARGV[2] attempt id
+-- KEYS[1] lock hash, KEYS[2] readers zset (see include/holds.lua)
+-- ARGV[1] mode: 'read' | 'write'   ARGV[2] token   ARGV[3] attempt id
 --
--- Returns  1 when this attempt's change was undone (a new hold deleted, or the count put back),
---          0 when there was nothing of this attempt's left
+-- Returns  1 when this attempt's change was undone (a new hold dropped, or its count put back),
+--          0 when nothing of this attempt's was left
+--@include holds
 
-local h = redis.call('HMGET', KEYS[1], 'tok', 'att', 'attc')
-if h[1] ~= ARGV[1] or h[2] ~= ARGV[2] then return 0 end
-if tonumber(h[3]) == 0 then
-  redis.call('DEL', KEYS[1])
-else
-  redis.call('HSET', KEYS[1], 'count', h[3], 'att', '')
+local mode, tok, attempt = ARGV[1], ARGV[2], ARGV[3]
+local now = now_ms()
+
+if mode == 'write' then
+  local h = redis.call('HMGET', KEYS[1], 'w', 'wa', 'wac')
+  if h[1] ~= tok or h[2] ~= attempt then return 0 end
+  if tonumber(h[3]) == 0 then
+    redis.call('HDEL', KEYS[1], unpack(WRITER_FIELDS))
+  else
+    redis.call('HSET', KEYS[1], 'wc', h[3], 'wa', '')
+  end
+  refresh_ttl(now)
+  return 1
 end
+
+local r = get_reader(tok)
+if not r or r.att ~= attempt then return 0 end
+if r.attc == 0 then
+  drop_reader(tok)
+else
+  r.count, r.att = r.attc, ''
+  put_reader(tok, r, nil)
+end
+refresh_ttl(now)
 return 1

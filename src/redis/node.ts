@@ -197,12 +197,12 @@ export class RedisNode {
 }
 
 const keyCount: Record<ScriptName, number> = {
-  acquire: 2,
-  renew: 1,
-  release: 1,
-  rollback: 1,
-  fence_commit: 2,
-  inspect: 2,
+  acquire: 3,
+  renew: 2,
+  release: 2,
+  rollback: 2,
+  fence_commit: 3,
+  inspect: 3,
 }
 
 function classify(err: unknown, timeoutMs: number): NodeError {

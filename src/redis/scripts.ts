@@ -36,4 +36,6 @@ export const ScriptCode = {
   HELD: -1,
   NOT_FOUND: -2,
   NOT_OWNER: -3,
+  UPGRADE: -4,
+  TOO_MANY_READERS: -5,
 } as const

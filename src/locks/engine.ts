@@ -4,8 +4,8 @@ import { ServiceError } from '../errors.js'
 import type { Config } from '../config.js'
 import type { Quorum, Tally } from '../redis/quorum.js'
 import { ScriptCode } from '../redis/scripts.js'
-import { FENCE_MEMORY_MS, exclusiveKeys } from './keys.js'
-import type { AcquireRequest, Grant, LockState, Release, ReleaseRequest, RenewRequest } from './types.js'
+import { FENCE_MEMORY_MS, lockKeys, type LockKeys, type Namespace } from './keys.js'
+import { storageOf, type AcquireRequest, type Grant, type LockMode, type LockState, type Release, type ReleaseRequest, type RenewRequest } from './types.js'
 import { validityMs } from './validity.js'
 import { backendUnavailable, consensus, countWhere, failures, replies, type Reply } from './votes.js'
 
@@ -13,51 +13,53 @@ const isYes = (code: number) => code > 0
 const is = (wanted: number) => (code: number) => code === wanted
 
 /**
- * Exclusive locks (/locks/:key) on a quorum of Redis masters; one node is simply the quorum of one.
- * Knows nothing of HTTP: answers with values, or throws ServiceError.
+ * The lock engine: exclusive locks and read/write holds on a quorum of Redis masters (one node is
+ * simply the quorum of one). Knows nothing of HTTP: answers with values, or throws ServiceError.
  */
-export class ExclusiveLocks {
+export class LockEngine {
   constructor(
     private readonly quorum: Quorum,
     private readonly config: Config,
   ) {}
 
+  private keys(mode: LockMode, key: string): { keys: LockKeys; hold: 'read' | 'write' } {
+    const { namespace, hold } = storageOf(mode)
+    return { keys: lockKeys(this.config.keyPrefix, namespace, key), hold }
+  }
+
   async acquire(req: AcquireRequest): Promise<Grant> {
     const started = performance.now()
     const grantedAt = Date.now()
     const attempt = randomBytes(8).toString('base64url')
-    const keys = exclusiveKeys(this.config.keyPrefix, req.key)
+    const { keys, hold } = this.keys(req.mode, req.key)
+    const args = [hold, req.token, req.ttlMs, req.reentrant ? 1 : 0, attempt, FENCE_MEMORY_MS, this.config.maxReaders]
     const tally = await this.quorum.ask(
-      (node) => node.run('acquire', [keys.lock, keys.fence], [req.token, req.ttlMs, req.reentrant ? 1 : 0, attempt, FENCE_MEMORY_MS]) as Promise<Reply>,
-      (t) => grantVotes(t).length >= t.majority || countWhere(t, is(ScriptCode.HELD)) >= t.majority,
+      (node) => node.run('acquire', [keys.holds, keys.readers, keys.fence], args) as Promise<Reply>,
+      (t) => grantVotes(t).length >= t.majority || countWhere(t, (c) => c < 0) >= t.majority,
     )
     const yes = grantVotes(tally)
 
     if (yes.length < tally.majority) {
-      this.rollback(keys.lock, req.token, attempt, tally)
-      const held = replies(tally).filter((r) => r[0] === ScriptCode.HELD)
-      if (failures(tally) > tally.size - tally.majority && held.length < tally.majority) {
-        throw backendUnavailable(this.quorum, tally, 'no_majority')
-      }
-      throw lockHeld(req.key, held)
+      this.rollback(keys, hold, req.token, attempt, tally)
+      throw this.refusal(req, tally)
     }
 
     // Quorum mode: the fence is the largest the majority proposed, stored back on a majority before
     // anyone sees it. When every voter proposed the same fence (always, with one node), it is stored.
     const fence = Math.max(...yes.map((r) => r[1] ?? 0))
-    if (yes.some((r) => r[1] !== fence) && !(await this.commitFence(keys, req.token, fence))) {
-      this.rollback(keys.lock, req.token, attempt)
+    if (yes.some((r) => r[1] !== fence) && !(await this.commitFence(keys, hold, req.token, fence))) {
+      this.rollback(keys, hold, req.token, attempt)
       throw backendUnavailable(this.quorum, tally, 'fence_not_stored')
     }
 
     const validity = validityMs(req.ttlMs, performance.now() - started, this.config.driftFactor)
     if (validity <= 0) {
-      this.rollback(keys.lock, req.token, attempt)
+      this.rollback(keys, hold, req.token, attempt)
       throw backendUnavailable(this.quorum, tally, 'validity_expired')
     }
     return {
       key: req.key,
-      mode: 'exclusive',
+      mode: req.mode,
       token: req.token,
       fence,
       ttlMs: req.ttlMs,
@@ -71,9 +73,9 @@ export class ExclusiveLocks {
   async renew(req: RenewRequest): Promise<Grant> {
     const started = performance.now()
     const renewedAt = Date.now()
-    const keys = exclusiveKeys(this.config.keyPrefix, req.key)
+    const { keys, hold } = this.keys(req.mode, req.key)
     const tally = await this.quorum.ask(
-      (node) => node.run('renew', [keys.lock], [req.token, req.ttlMs ?? 0]) as Promise<Reply>,
+      (node) => node.run('renew', [keys.holds, keys.readers], [hold, req.token, req.ttlMs ?? 0]) as Promise<Reply>,
       settledByMajority,
     )
     const renewed = replies(tally).filter((r) => r[0] === ScriptCode.RENEWED)
@@ -84,7 +86,7 @@ export class ExclusiveLocks {
     if (validity <= 0) throw backendUnavailable(this.quorum, tally, 'validity_expired')
     return {
       key: req.key,
-      mode: 'exclusive',
+      mode: req.mode,
       token: req.token,
       fence: consensus(renewed.map((r) => r[1] ?? 0)),
       ttlMs,
@@ -96,53 +98,79 @@ export class ExclusiveLocks {
   }
 
   async release(req: ReleaseRequest): Promise<Release> {
-    const keys = exclusiveKeys(this.config.keyPrefix, req.key)
-    const tally = await this.quorum.ask((node) => node.run('release', [keys.lock], [req.token]) as Promise<Reply>, settledByMajority)
+    const { keys, hold } = this.keys(req.mode, req.key)
+    const tally = await this.quorum.ask(
+      (node) => node.run('release', [keys.holds, keys.readers], [hold, req.token]) as Promise<Reply>,
+      settledByMajority,
+    )
     const done = replies(tally).filter((r) => isYes(r[0] ?? 0))
     if (done.length < tally.majority) throw this.notHeld(req.key, tally)
     const holdCount = consensus(done.map((r) => (r[0] === ScriptCode.RELEASED ? 0 : (r[1] ?? 0))))
     return { key: req.key, released: holdCount === 0, holdCount }
   }
 
-  async inspect(key: string): Promise<LockState> {
-    const keys = exclusiveKeys(this.config.keyPrefix, key)
+  /** The state a majority agrees on. A hold counts while a majority of its copies is live. */
+  async inspect(namespace: Namespace, key: string): Promise<LockState> {
+    const keys = lockKeys(this.config.keyPrefix, namespace, key)
     const tally = await this.quorum.ask(
-      (node) => node.run('inspect', [keys.lock, keys.waiters], []) as Promise<Reply>,
-      (t) => countWhere(t, (fence) => fence > 0) >= t.majority || countWhere(t, (fence) => fence === 0) >= t.majority,
+      (node) => node.run('inspect', [keys.holds, keys.readers, keys.waiters], []) as Promise<Reply>,
+      (t) => t.answers.filter((a) => a.ok).length >= t.majority,
     )
     const all = replies(tally)
     if (all.length < tally.majority) throw backendUnavailable(this.quorum, tally, 'no_majority')
-    const held = all.filter((r) => (r[0] ?? 0) > 0)
-    if (held.length < tally.majority) {
-      throw new ServiceError('lock_not_found', `lock "${key}" is not held`, { key, waiters: Math.max(0, ...all.map((r) => r[3] ?? 0)) })
-    }
-    // The lock stops being held when a majority of its copies have expired.
-    const remaining = held.map((r) => r[1] ?? 0).sort((a, b) => b - a)
+    const writers = all.filter((r) => (r[0] ?? 0) > 0)
+    const byMajority = (values: number[]) => values.sort((a, b) => b - a)[tally.majority - 1] ?? 0
     return {
-      key,
-      mode: 'exclusive',
-      fence: consensus(held.map((r) => r[0] ?? 0)),
-      remainingMs: remaining[tally.majority - 1] ?? 0,
-      holdCount: consensus(held.map((r) => r[2] ?? 1)),
-      waiters: Math.max(0, ...all.map((r) => r[3] ?? 0)),
+      writer:
+        writers.length >= tally.majority
+          ? {
+              fence: consensus(writers.map((r) => r[0] ?? 0)),
+              remainingMs: byMajority(writers.map((r) => r[1] ?? 0)),
+              holdCount: consensus(writers.map((r) => r[2] ?? 1)),
+            }
+          : null,
+      readers: byMajority(all.map((r) => r[3] ?? 0)),
+      waiters: Math.max(0, ...all.map((r) => r[4] ?? 0)),
+      writerWaiting: all.some((r) => (r[5] ?? 0) > 0),
     }
+  }
+
+  /** Why an acquire was not granted: a conflicting hold (or split vote), a refused mode, or no majority. */
+  private refusal(req: AcquireRequest, tally: Tally<Reply>): ServiceError {
+    if (countWhere(tally, is(ScriptCode.UPGRADE)) >= tally.majority) {
+      return new ServiceError(
+        'upgrade_not_supported',
+        `this token holds a read hold on "${req.key}": release the read hold first, then ask for the write hold`,
+        { key: req.key },
+      )
+    }
+    if (countWhere(tally, is(ScriptCode.TOO_MANY_READERS)) >= tally.majority) {
+      return new ServiceError('too_many_readers', `lock "${req.key}" already has the most readers allowed (${this.config.maxReaders}, MAX_READERS)`, {
+        key: req.key,
+      })
+    }
+    const held = replies(tally).filter((r) => r[0] === ScriptCode.HELD)
+    if (failures(tally) > tally.size - tally.majority && held.length < tally.majority) {
+      return backendUnavailable(this.quorum, tally, 'no_majority')
+    }
+    return lockHeld(req.key, held)
   }
 
   /**
-   * Undo an attempt on every node that may have applied it (nodes that said HELD changed nothing),
+   * Undo an attempt on every node that may have applied it (nodes that refused changed nothing),
    * timed-out ones included: their acquire may still run, and the rollback is queued behind it on the
    * same connection. Not awaited, so a failed acquire answers within one node timeout.
    */
-  private rollback(lockKey: string, token: string, attempt: string, tally?: Tally<Reply>): void {
-    const untouched = new Set(tally?.answers.filter((a) => a.ok && a.value[0] === ScriptCode.HELD).map((a) => a.node))
+  private rollback(keys: LockKeys, hold: string, token: string, attempt: string, tally?: Tally<Reply>): void {
+    const untouched = new Set(tally?.answers.filter((a) => a.ok && (a.value[0] ?? 0) < 0).map((a) => a.node))
     for (const node of this.quorum.nodes) {
-      if (!untouched.has(node)) node.run('rollback', [lockKey], [token, attempt]).catch(() => undefined)
+      if (!untouched.has(node)) node.run('rollback', [keys.holds, keys.readers], [hold, token, attempt]).catch(() => undefined)
     }
   }
 
-  private async commitFence(keys: { lock: string; fence: string }, token: string, fence: number): Promise<boolean> {
+  private async commitFence(keys: LockKeys, hold: string, token: string, fence: number): Promise<boolean> {
     const tally = await this.quorum.ask(
-      (node) => node.run('fence_commit', [keys.lock, keys.fence], [token, fence, FENCE_MEMORY_MS]),
+      (node) => node.run('fence_commit', [keys.holds, keys.readers, keys.fence], [hold, token, fence, FENCE_MEMORY_MS]),
       (t) => t.answers.filter((a) => a.ok).length >= t.majority,
     )
     return tally.answers.filter((a) => a.ok).length >= tally.majority
@@ -156,7 +184,7 @@ export class ExclusiveLocks {
       return backendUnavailable(this.quorum, tally, 'no_majority')
     }
     if (notOwner > notFound) return new ServiceError('not_owner', `lock "${key}" is held under another token`, { key })
-    return new ServiceError('lock_not_found', `lock "${key}" is not held (it expired or was released)`, { key })
+    return new ServiceError('lock_not_found', `lock "${key}" is not held by this token (it expired or was released)`, { key })
   }
 }
 
@@ -173,7 +201,7 @@ function settledByMajority(t: Tally<Reply>): boolean {
 }
 
 function lockHeld(key: string, held: readonly Reply[]): ServiceError {
-  // When a majority of the held copies will have expired: the earliest the lock can be free.
+  // When a majority of the held copies will have lapsed: the earliest the lock can be free.
   const remaining = held.map((r) => r[1] ?? 0).sort((a, b) => a - b)
   const retryAfterMs = Math.max(1, remaining[Math.min(remaining.length, Math.floor(remaining.length / 2) + 1) - 1] ?? 1000)
   return new ServiceError('lock_held', `lock "${key}" is held by another owner`, { key, retryAfterMs }, retryAfterMs)

@@ -1,0 +1,90 @@
+import type { FastifyInstance } from 'fastify'
+import type { ZodTypeProvider } from 'fastify-type-provider-zod'
+import type { Config } from '../config.js'
+import type { LockEngine } from '../locks/engine.js'
+import type { Observed } from '../locks/observe.js'
+import type { Grant, LockMode } from '../locks/types.js'
+import { acquireSchemas, errorResponses, grantSchema, keyParams, releaseResultSchema, releaseSchemas, renewSchemas, tokenHeaders } from './schemas.js'
+import { newToken, oneOf, requireToken } from './tokens.js'
+
+export interface HoldRoutesOptions {
+  config: Config
+  engine: LockEngine
+  observed: Observed
+}
+
+/** The wire shape of a grant: the engine's Grant less its internal flags. */
+function grantBody(grant: Grant) {
+  const { regranted: _regranted, ...body } = grant
+  return body
+}
+
+/**
+ * Acquire (POST path), renew (PUT path/renew) and release (DELETE path) of one kind of hold:
+ * `/locks/:key` (exclusive), `/rwlocks/:key/read`, `/rwlocks/:key/write`. Same bodies, query
+ * parameters, token rules and status codes for all three.
+ */
+export function registerHoldRoutes(fastify: FastifyInstance, { config, engine, observed }: HoldRoutesOptions, path: string, mode: LockMode, tag: string): void {
+  const app = fastify.withTypeProvider<ZodTypeProvider>()
+  const acquire = acquireSchemas(config)
+  const renew = renewSchemas(config)
+  const what = mode === 'exclusive' ? 'an exclusive lock' : `a ${mode} hold`
+
+  app.post(path, {
+    schema: {
+      summary: `Acquire ${what}`,
+      tags: [tag],
+      params: keyParams,
+      querystring: acquire.querystring,
+      headers: tokenHeaders,
+      body: acquire.body,
+      response: {
+        201: grantSchema.describe('Granted: a new hold'),
+        200: grantSchema.describe('Re-granted to the token that already held it'),
+        ...errorResponses(mode === 'exclusive' ? [400, 409, 413, 415, 503] : [400, 409, 413, 415, 429, 503]),
+      },
+    },
+    handler: async (request, reply) => {
+      const body = request.body ?? {}
+      const ttlMs = oneOf('ttl', request.query.ttl, body.ttlMs) ?? config.defaultTtlMs
+      const token = oneOf('token', request.headers['lock-token'], body.token) ?? newToken()
+      const grant = await observed.acquire(mode, () => engine.acquire({ mode, key: request.params.key, token, ttlMs, reentrant: body.reentrant ?? false }))
+      return reply.code(grant.regranted ? 200 : 201).send(grantBody(grant))
+    },
+  })
+
+  app.put(`${path}/renew`, {
+    schema: {
+      summary: `Extend ${what} (owner only)`,
+      tags: [tag],
+      params: keyParams,
+      querystring: renew.querystring,
+      headers: tokenHeaders,
+      body: renew.body,
+      response: { 200: grantSchema.describe('Renewed'), ...errorResponses([400, 404, 409, 413, 415, 503]) },
+    },
+    handler: async (request, reply) => {
+      const body = request.body ?? {}
+      const token = requireToken(oneOf('token', request.headers['lock-token'], body.token))
+      const ttlMs = oneOf('ttl', request.query.ttl, body.ttlMs)
+      const grant = await observed.renew(mode, () => engine.renew({ mode, key: request.params.key, token, ttlMs }))
+      return reply.code(200).send(grantBody(grant))
+    },
+  })
+
+  app.delete(path, {
+    schema: {
+      summary: `Release ${what} (owner only)`,
+      tags: [tag],
+      params: keyParams,
+      querystring: releaseSchemas.querystring,
+      headers: tokenHeaders,
+      body: releaseSchemas.body,
+      response: { 200: releaseResultSchema.describe('Released, or one reentrant hold dropped'), ...errorResponses([400, 404, 409, 413, 415, 503]) },
+    },
+    handler: async (request) => {
+      const token = requireToken(oneOf('token', request.headers['lock-token'], request.body?.token, request.query.token))
+      return observed.release(mode, () => engine.release({ mode, key: request.params.key, token }))
+    },
+  })
+}

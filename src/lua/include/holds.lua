@@ -1,0 +1,73 @@
+-- include/holds.lua — the state of one lock, shared by every script that changes it.
+--
+-- KEYS[1]  hash   writer fields: w (token), wf (fence), wc (hold count), wt (ttl ms of the latest
+--                 grant or renew), we (expiry, Redis ms), wa / wac (id of the attempt that last
+--                 changed the hold / its count before that attempt, for rollback.lua);
+--                 one field per reader: r:<token> = "fence|count|ttl|attempt|countBeforeAttempt"
+-- KEYS[2]  zset   reader token -> expiry (Redis ms)
+-- An exclusive lock (/locks) is a lock that only ever has a writer.
+-- Expiry is decided here, from the Redis clock; the keys' own TTL always covers the longest live hold
+-- and no more (refresh_ttl), so nothing outlives its holders.
+
+local WRITER_FIELDS = { 'w', 'wf', 'wc', 'wt', 'we', 'wa', 'wac' }
+
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+local function fmt(n)
+  return string.format('%.0f', n)
+end
+
+-- Drop the holds that lapsed. Bounded: a lock never has more than MAX_READERS readers.
+local function prune(now)
+  local lapsed = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)
+  if #lapsed > 0 then
+    for _, tok in ipairs(lapsed) do redis.call('HDEL', KEYS[1], 'r:' .. tok) end
+    redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+  end
+  local we = tonumber(redis.call('HGET', KEYS[1], 'we') or '0')
+  if we > 0 and we <= now then redis.call('HDEL', KEYS[1], unpack(WRITER_FIELDS)) end
+end
+
+-- A reader's hold as a table, or nil.
+local function get_reader(tok)
+  local v = redis.call('HGET', KEYS[1], 'r:' .. tok)
+  if not v then return nil end
+  local f, c, t, a, ac = string.match(v, '^(%d+)|(%d+)|(%d+)|([^|]*)|(%d+)$')
+  return { fence = tonumber(f), count = tonumber(c), ttl = tonumber(t), att = a, attc = tonumber(ac) }
+end
+
+local function put_reader(tok, r, expires)
+  redis.call('HSET', KEYS[1], 'r:' .. tok, fmt(r.fence) .. '|' .. r.count .. '|' .. r.ttl .. '|' .. r.att .. '|' .. r.attc)
+  if expires then redis.call('ZADD', KEYS[2], expires, tok) end
+end
+
+local function drop_reader(tok)
+  redis.call('HDEL', KEYS[1], 'r:' .. tok)
+  redis.call('ZREM', KEYS[2], tok)
+end
+
+-- Latest expiry among the live holds (0 when none).
+local function last_expiry()
+  local last = tonumber(redis.call('HGET', KEYS[1], 'we') or '0')
+  local top = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
+  if top[2] and tonumber(top[2]) > last then last = tonumber(top[2]) end
+  return last
+end
+
+local function refresh_ttl(now)
+  local last = last_expiry()
+  if last <= now then
+    redis.call('DEL', KEYS[1], KEYS[2])
+    return
+  end
+  redis.call('PEXPIRE', KEYS[1], last - now)
+  redis.call('PEXPIRE', KEYS[2], last - now)
+end
+
+-- Whether anyone holds the lock (after prune).
+local function held()
+  return redis.call('EXISTS', KEYS[1]) == 1
+end
