@@ -15,10 +15,13 @@ export interface ContendOptions {
   pickMode?: (client: number) => HoldMode
   /** How long a holder keeps the lock, ms (default 0–2 ms at random). */
   holdMs?: () => number
+  /** Pause after each release before the next attempt, ms (default none). */
+  thinkMs?: () => number
 }
 
 export interface ContendStats {
   grants: number
+  grantsByMode: Partial<Record<HoldMode, number>>
   conflicts: number
   unavailable: number
   /** Any other status: the contention test fails on these. */
@@ -30,7 +33,7 @@ export interface ContendStats {
  * (with the timings the history checker needs) and counting every refusal.
  */
 export async function contend(options: ContendOptions): Promise<ContendStats> {
-  const stats: ContendStats = { grants: 0, conflicts: 0, unavailable: 0, unexpected: [] }
+  const stats: ContendStats = { grants: 0, grantsByMode: {}, conflicts: 0, unavailable: 0, unexpected: [] }
   const deadline = performance.now() + options.durationMs
   const holdMs = options.holdMs ?? (() => Math.random() * 2)
 
@@ -47,6 +50,7 @@ export async function contend(options: ContendOptions): Promise<ContendStats> {
       const responseAt = performance.now()
       if (res.status === 201) {
         stats.grants++
+        stats.grantsByMode[mode] = (stats.grantsByMode[mode] ?? 0) + 1
         const hold = holdMs()
         if (hold > 0) await sleep(hold)
         const releaseSentAt = performance.now()
@@ -65,6 +69,8 @@ export async function contend(options: ContendOptions): Promise<ContendStats> {
         // 404 / 409 not_owner: the hold lapsed first (and someone else may hold the lock now).
         const lapsed = released.status === 404 || released.body.error === 'not_owner'
         if (released.status !== 200 && !lapsed) stats.unexpected.push(`release ${released.status}: ${JSON.stringify(released.body)}`)
+        const think = options.thinkMs?.() ?? 0
+        if (think > 0) await sleep(think)
       } else if (res.status === 409) {
         stats.conflicts++
         await sleep(Math.random() * 3)

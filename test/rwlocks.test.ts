@@ -1,0 +1,41 @@
+import t from 'tap'
+import { startRedis, startRedisCluster } from './helpers/redis-server.js'
+import { startApp } from './helpers/app.js'
+import { contend } from './helpers/contenders.js'
+import { History } from './helpers/history.js'
+import { rwlockSuite } from './suites/rwlock.js'
+
+t.test('read-write locks on one Redis', async (t) => {
+  await rwlockSuite(t, [await startRedis({ t })])
+})
+
+t.test('read-write locks on a quorum of 3', async (t) => {
+  await rwlockSuite(t, await startRedisCluster(3, { t }))
+})
+
+for (const n of [1, 3]) {
+  t.test(`many readers and some writers contending (N = ${n}): reads may share, writes overlap nothing`, async (t) => {
+    const nodes = await startRedisCluster(n, { t })
+    const { app } = await startApp(t, nodes.map((r) => r.url), { logLevel: 'warn' })
+    const address = await app.listen({ port: 0, host: '127.0.0.1' })
+    const history = new History()
+    const stats = await contend({
+      baseUrls: [address],
+      keys: ['rw-hot'],
+      clients: 16,
+      durationMs: 3000,
+      ttlMs: 2000,
+      history,
+      // Clients 0–12 read, 13–15 write: 90/10-ish by attempts.
+      pickMode: (client) => (client < 13 ? 'read' : 'write'),
+      holdMs: () => Math.random() * 3,
+      // Without waiting in line (a later feature), a steady stream of readers would starve writers.
+      thinkMs: () => 5 + Math.random() * 10,
+    })
+    t.same(stats.unexpected, [])
+    const holds = history.size
+    t.ok(holds >= 100, `${stats.grants} grants (${JSON.stringify(stats.grantsByMode)}), ${stats.conflicts} conflicts`)
+    t.ok((stats.grantsByMode.write ?? 0) > 0 && (stats.grantsByMode.read ?? 0) > 0, 'both readers and writers got in')
+    history.assertSafe(t, `read-write, 13 readers + 3 writers, N = ${n}`)
+  })
+}
