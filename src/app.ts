@@ -9,6 +9,7 @@ import { installErrorHandling } from './http/errors.js'
 import { lockRoutes, rwlockRoutes } from './http/locks.js'
 import { opsRoutes } from './http/ops.js'
 import { LockEngine } from './locks/engine.js'
+import { WaitRoom } from './locks/waiting.js'
 import { Observed } from './locks/observe.js'
 import { createMetrics, type Metrics } from './metrics.js'
 import { createQuorum, type Quorum } from './redis/quorum.js'
@@ -72,7 +73,6 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     throw err
   }
   const app = Object.assign(fastify, { quorum, metrics }) as App
-  app.addHook('onClose', async () => quorum.close())
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id)
   })
@@ -103,7 +103,15 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   }
 
   const observed = new Observed(metrics)
-  const holdOptions = { config, engine: new LockEngine(quorum, config), observed }
+  const room = new WaitRoom(quorum, config.keyPrefix, config.maxWaiters, metrics)
+  await room.start()
+  // SIGTERM: parked waiters answer 503 shutting_down before the server waits for in-flight requests.
+  app.addHook('preClose', async () => room.stopWaiting())
+  app.addHook('onClose', async () => {
+    await room.close()
+    await quorum.close()
+  })
+  const holdOptions = { config, engine: new LockEngine(quorum, config, room, metrics), observed }
   await app.register(lockRoutes, holdOptions)
   await app.register(rwlockRoutes, holdOptions)
   await app.register(opsRoutes, { quorum, metrics, openapiPath })

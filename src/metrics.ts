@@ -43,6 +43,29 @@ export function createMetrics() {
       labelNames: ['reason'] as const,
       registers: [registry],
     }),
+    waiters: new Gauge({
+      name: 'lock_waiters',
+      help: 'Requests parked in line on this replica',
+      registers: [registry],
+    }),
+    waitDuration: new Histogram({
+      name: 'lock_wait_duration_seconds',
+      help: 'Time waiting requests spent in line, by mode and outcome (granted, timeout, cancelled)',
+      labelNames: ['mode', 'outcome'] as const,
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60],
+      registers: [registry],
+    }),
+    wakeups: new Counter({
+      name: 'lock_wakeups_total',
+      help: 'Wake-up pushes that reached a waiter on this replica',
+      registers: [registry],
+    }),
+    handoff: new Histogram({
+      name: 'lock_handoff_seconds',
+      help: 'From the wake-up push (sent by the release) reaching this replica to the grant',
+      buckets: [0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5],
+      registers: [registry],
+    }),
     httpDuration: new Histogram({
       name: 'http_request_duration_seconds',
       help: 'HTTP request duration by method, route pattern and status class',

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import type { Config } from '../config.js'
@@ -11,6 +12,15 @@ export interface HoldRoutesOptions {
   config: Config
   engine: LockEngine
   observed: Observed
+}
+
+/** Aborted when the client hangs up before its answer is sent. */
+function clientGone(response: ServerResponse): AbortSignal {
+  const gone = new AbortController()
+  response.once('close', () => {
+    if (!response.writableFinished) gone.abort()
+  })
+  return gone.signal
 }
 
 /** The wire shape of a grant: the engine's Grant less its internal flags. */
@@ -41,14 +51,17 @@ export function registerHoldRoutes(fastify: FastifyInstance, { config, engine, o
       response: {
         201: grantSchema.describe('Granted: a new hold'),
         200: grantSchema.describe('Re-granted to the token that already held it'),
-        ...errorResponses(mode === 'exclusive' ? [400, 409, 413, 415, 503] : [400, 409, 413, 415, 429, 503]),
+        ...errorResponses([400, 409, 413, 415, 429, 503]),
       },
     },
     handler: async (request, reply) => {
       const body = request.body ?? {}
       const ttlMs = oneOf('ttl', request.query.ttl, body.ttlMs) ?? config.defaultTtlMs
       const token = oneOf('token', request.headers['lock-token'], body.token) ?? newToken()
-      const grant = await observed.acquire(mode, () => engine.acquire({ mode, key: request.params.key, token, ttlMs, reentrant: body.reentrant ?? false }))
+      const waitMs = oneOf('wait', request.query.wait, body.waitMs) ?? 0
+      const grant = await observed.acquire(mode, () =>
+        engine.acquire({ mode, key: request.params.key, token, ttlMs, reentrant: body.reentrant ?? false, waitMs, signal: waitMs > 0 ? clientGone(reply.raw) : undefined }),
+      )
       return reply.code(grant.regranted ? 200 : 201).send(grantBody(grant))
     },
   })

@@ -9,6 +9,7 @@ import { parseDuration } from './duration.js'
 
 export interface Limits {
   maxTtlMs: number
+  maxWaitMs: number
 }
 
 export const lockKeySchema = z
@@ -21,7 +22,7 @@ export const tokenSchema = z
   .regex(/^[A-Za-z0-9_-]{16,128}$/, 'tokens are 16–128 characters from A-Z a-z 0-9 _ -')
   .describe('Owner token: 16–128 characters from A-Z a-z 0-9 _ -')
 
-const durationQuery = (name: string, limits: Limits) =>
+const durationQuery = (name: string, min: number, max: number, maxName: string) =>
   z
     .string()
     .transform((text, ctx) => {
@@ -32,13 +33,11 @@ const durationQuery = (name: string, limits: Limits) =>
       }
       return ms
     })
-    .pipe(
-      z
-        .number()
-        .min(100, `${name} must be at least 100ms`)
-        .max(limits.maxTtlMs, `${name} must be at most ${limits.maxTtlMs}ms (MAX_TTL_MS)`),
-    )
-    .describe(`${name}: a whole number of ms, or a number with ms, s, m or h (e.g. 1.5s); 100ms … MAX_TTL_MS`)
+    .pipe(z.number().min(min, `${name} must be at least ${min}ms`).max(max, `${name} must be at most ${max}ms (${maxName})`))
+    .describe(`${name}: a whole number of ms, or a number with ms, s, m or h (e.g. 1.5s); ${min}ms … ${maxName}`)
+
+const ttlQuery = (limits: Limits) => durationQuery('ttl', 100, limits.maxTtlMs, 'MAX_TTL_MS')
+const waitQuery = (limits: Limits) => durationQuery('wait', 0, limits.maxWaitMs, 'MAX_WAIT_MS')
 
 /**
  * Fastify hands a missing body to the validator as null; the JSON parser refuses a literal `null`
@@ -64,11 +63,18 @@ export const tokenHeaders = z.object({
 
 export function acquireSchemas(limits: Limits) {
   return {
-    querystring: z.strictObject({ ttl: durationQuery('ttl', limits).optional() }),
+    querystring: z.strictObject({ ttl: ttlQuery(limits).optional(), wait: waitQuery(limits).optional() }),
     body: optionalBody(
       z
         .strictObject({
           ttlMs: ttlMsSchema(limits).optional(),
+          waitMs: z
+            .number()
+            .int('waitMs must be a whole number of milliseconds')
+            .min(0, 'waitMs must be at least 0')
+            .max(limits.maxWaitMs, `waitMs must be at most ${limits.maxWaitMs} (MAX_WAIT_MS)`)
+            .optional()
+            .describe(`How long to wait in line when the lock is held, ms (0: try once; at most MAX_WAIT_MS, ${limits.maxWaitMs})`),
           token: tokenSchema.optional().describe('Caller-chosen owner token; the server makes a 128-bit random one when absent'),
           reentrant: z.boolean().optional().describe('When this token already holds the lock: count +1 instead of an idempotent re-grant'),
         })
@@ -79,7 +85,7 @@ export function acquireSchemas(limits: Limits) {
 
 export function renewSchemas(limits: Limits) {
   return {
-    querystring: z.strictObject({ ttl: durationQuery('ttl', limits).optional() }),
+    querystring: z.strictObject({ ttl: ttlQuery(limits).optional() }),
     body: optionalBody(
       z.strictObject({
         token: tokenSchema.optional().describe('Owner token (or the Lock-Token header)'),
@@ -147,6 +153,7 @@ export const errorSchema = z
     message: z.string(),
     key: z.string().optional(),
     retryAfterMs: z.number().int().optional(),
+    waitedMs: z.number().int().optional().describe('How long the request waited in line before giving up'),
     issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
     reason: z.string().optional(),
     nodes: z.array(nodeStatusSchema.extend({ answered: z.boolean() })).optional(),

@@ -7,7 +7,14 @@ import { ScriptCode } from '../redis/scripts.js'
 import { FENCE_MEMORY_MS, lockKeys, type LockKeys, type Namespace } from './keys.js'
 import { storageOf, type AcquireRequest, type Grant, type LockMode, type LockState, type Release, type ReleaseRequest, type RenewRequest } from './types.js'
 import { validityMs } from './validity.js'
+import { WAITER_LEASE_MS, type WaitRoom, type Waiter } from './waiting.js'
+import type { Metrics } from '../metrics.js'
+import type { RedisNode } from '../redis/node.js'
 import { backendUnavailable, consensus, countWhere, failures, replies, type Reply } from './votes.js'
+
+type Attempt =
+  | { granted: true; grant: Grant; hold: 'read' | 'write'; attempt: string; votedYes: Set<RedisNode>; error: ServiceError }
+  | { granted: false; error: ServiceError; retry: boolean; wakeInMs: number; split: boolean }
 
 const isYes = (code: number) => code > 0
 const is = (wanted: number) => (code: number) => code === wanted
@@ -20,6 +27,8 @@ export class LockEngine {
   constructor(
     private readonly quorum: Quorum,
     private readonly config: Config,
+    private readonly room: WaitRoom,
+    private readonly metrics: Metrics,
   ) {}
 
   private keys(mode: LockMode, key: string): { keys: LockKeys; hold: 'read' | 'write' } {
@@ -27,21 +36,90 @@ export class LockEngine {
     return { keys: lockKeys(this.config.keyPrefix, namespace, key), hold }
   }
 
+  /**
+   * One acquire: granted at once, or (waitMs > 0) after waiting in line until a release or an expiry
+   * lets it through, or refused. A grant that races the client hanging up is rolled back at once.
+   */
   async acquire(req: AcquireRequest): Promise<Grant> {
+    if (!req.waitMs) {
+      const outcome = await this.attempt(req)
+      if (outcome.granted) return outcome.grant
+      throw outcome.error
+    }
+    return this.acquireWaiting(req, req.waitMs)
+  }
+
+  private async acquireWaiting(req: AcquireRequest, waitMs: number): Promise<Grant> {
+    const { keys } = this.keys(req.mode, req.key)
+    const started = performance.now()
+    const waiter = this.room.park(keys, req.signal ?? new AbortController().signal)
+    let outcome: Attempt | undefined
+    let result: 'granted' | 'timeout' | 'cancelled' = 'cancelled'
+    try {
+      for (;;) {
+        outcome = await this.attempt(req, waiter)
+        if (outcome.granted) {
+          if (waiter.signal.aborted) {
+            this.rollback(keys, outcome.hold, req.token, outcome.attempt)
+            throw this.room.abortReason() ?? outcome.error
+          }
+          if (waiter.wokenAt !== undefined) this.metrics.handoff.observe((performance.now() - waiter.wokenAt) / 1000)
+          result = 'granted'
+          return outcome.grant
+        }
+        if (!outcome.retry) throw outcome.error
+        const left = started + waitMs - performance.now()
+        if (left <= 0) {
+          result = 'timeout'
+          throw withWaited(outcome.error, performance.now() - started)
+        }
+        // A split vote retries after a random pause (quorum mode); otherwise sleep until pushed, or
+        // until the holds ahead lapse, or until the wait runs out.
+        const nap = outcome.split ? 5 + Math.random() * 45 : outcome.wakeInMs > 0 ? outcome.wakeInMs + 1 : 0
+        const why = await waiter.sleep(nap > 0 ? Math.min(nap, left) : left)
+        if (why === 'aborted') throw this.room.abortReason() ?? outcome.error
+      }
+    } finally {
+      // The granting script took the waiter out of line on the nodes that granted.
+      const grantedBy = outcome?.granted ? outcome.votedYes : undefined
+      this.room.leave(waiter, grantedBy ? this.quorum.nodes.filter((n) => !grantedBy.has(n)) : undefined)
+      this.metrics.waitDuration.observe({ mode: req.mode, outcome: result }, (performance.now() - started) / 1000)
+    }
+  }
+
+  private async attempt(req: AcquireRequest, waiter?: Waiter): Promise<Attempt> {
     const started = performance.now()
     const grantedAt = Date.now()
     const attempt = randomBytes(8).toString('base64url')
     const { keys, hold } = this.keys(req.mode, req.key)
-    const args = [hold, req.token, req.ttlMs, req.reentrant ? 1 : 0, attempt, FENCE_MEMORY_MS, this.config.maxReaders]
+    const args = [
+      hold,
+      req.token,
+      req.ttlMs,
+      req.reentrant ? 1 : 0,
+      attempt,
+      FENCE_MEMORY_MS,
+      this.config.maxReaders,
+      waiter?.id ?? '',
+      waiter?.place ?? '',
+      WAITER_LEASE_MS,
+      this.config.maxWaiters,
+      this.room.wakePrefix,
+    ]
     const tally = await this.quorum.ask(
-      (node) => node.run('acquire', [keys.holds, keys.readers, keys.fence], args) as Promise<Reply>,
+      (node) => node.run('acquire', keys.all, args) as Promise<Reply>,
       (t) => grantVotes(t).length >= t.majority || countWhere(t, (c) => c < 0) >= t.majority,
     )
     const yes = grantVotes(tally)
+    const refused = (error: ServiceError, retry = false, wakeInMs = 0, split = false): Attempt => ({ granted: false, error, retry, wakeInMs, split })
 
     if (yes.length < tally.majority) {
       this.rollback(keys, hold, req.token, attempt, tally)
-      throw this.refusal(req, tally)
+      const error = this.refusal(req, tally)
+      if (error.code !== 'lock_held') return refused(error)
+      const held = replies(tally).filter((r) => r[0] === ScriptCode.HELD)
+      const split = held.length < tally.majority
+      return refused(error, true, Math.min(...held.map((r) => r[2] ?? 0)), split)
     }
 
     // Quorum mode: the fence is the largest the majority proposed, stored back on a majority before
@@ -49,24 +127,31 @@ export class LockEngine {
     const fence = Math.max(...yes.map((r) => r[1] ?? 0))
     if (yes.some((r) => r[1] !== fence) && !(await this.commitFence(keys, hold, req.token, fence))) {
       this.rollback(keys, hold, req.token, attempt)
-      throw backendUnavailable(this.quorum, tally, 'fence_not_stored')
+      return refused(backendUnavailable(this.quorum, tally, 'fence_not_stored'))
     }
 
     const validity = validityMs(req.ttlMs, performance.now() - started, this.config.driftFactor)
     if (validity <= 0) {
       this.rollback(keys, hold, req.token, attempt)
-      throw backendUnavailable(this.quorum, tally, 'validity_expired')
+      return refused(backendUnavailable(this.quorum, tally, 'validity_expired'))
     }
     return {
-      key: req.key,
-      mode: req.mode,
-      token: req.token,
-      fence,
-      ttlMs: req.ttlMs,
-      validityMs: validity,
-      expiresAt: new Date(grantedAt + req.ttlMs).toISOString(),
-      holdCount: Math.max(...yes.map((r) => r[2] ?? 1)),
-      regranted: yes.filter((r) => r[0] === ScriptCode.REGRANTED).length >= tally.majority,
+      granted: true,
+      hold,
+      attempt,
+      votedYes: new Set(tally.answers.filter((a) => a.ok && isYes(a.value[0] ?? 0)).map((a) => a.node)),
+      error: new ServiceError('lock_held', 'the client went away'),
+      grant: {
+        key: req.key,
+        mode: req.mode,
+        token: req.token,
+        fence,
+        ttlMs: req.ttlMs,
+        validityMs: validity,
+        expiresAt: new Date(grantedAt + req.ttlMs).toISOString(),
+        holdCount: Math.max(...yes.map((r) => r[2] ?? 1)),
+        regranted: yes.filter((r) => r[0] === ScriptCode.REGRANTED).length >= tally.majority,
+      },
     }
   }
 
@@ -75,7 +160,7 @@ export class LockEngine {
     const renewedAt = Date.now()
     const { keys, hold } = this.keys(req.mode, req.key)
     const tally = await this.quorum.ask(
-      (node) => node.run('renew', [keys.holds, keys.readers], [hold, req.token, req.ttlMs ?? 0]) as Promise<Reply>,
+      (node) => node.run('renew', keys.all, [hold, req.token, req.ttlMs ?? 0]) as Promise<Reply>,
       settledByMajority,
     )
     const renewed = replies(tally).filter((r) => r[0] === ScriptCode.RENEWED)
@@ -100,7 +185,7 @@ export class LockEngine {
   async release(req: ReleaseRequest): Promise<Release> {
     const { keys, hold } = this.keys(req.mode, req.key)
     const tally = await this.quorum.ask(
-      (node) => node.run('release', [keys.holds, keys.readers], [hold, req.token]) as Promise<Reply>,
+      (node) => node.run('release', keys.all, [hold, req.token, this.room.wakePrefix]) as Promise<Reply>,
       settledByMajority,
     )
     const done = replies(tally).filter((r) => isYes(r[0] ?? 0))
@@ -113,7 +198,7 @@ export class LockEngine {
   async inspect(namespace: Namespace, key: string): Promise<LockState> {
     const keys = lockKeys(this.config.keyPrefix, namespace, key)
     const tally = await this.quorum.ask(
-      (node) => node.run('inspect', [keys.holds, keys.readers, keys.waiters], []) as Promise<Reply>,
+      (node) => node.run('inspect', keys.all, []) as Promise<Reply>,
       (t) => t.answers.filter((a) => a.ok).length >= t.majority,
     )
     const all = replies(tally)
@@ -144,6 +229,9 @@ export class LockEngine {
         { key: req.key },
       )
     }
+    if (countWhere(tally, is(ScriptCode.TOO_MANY_WAITERS)) >= tally.majority) {
+      return new ServiceError('too_many_waiters', `lock "${req.key}" already has the most waiters allowed (${this.config.maxWaiters}, MAX_WAITERS)`, { key: req.key }, 1000)
+    }
     if (countWhere(tally, is(ScriptCode.TOO_MANY_READERS)) >= tally.majority) {
       return new ServiceError('too_many_readers', `lock "${req.key}" already has the most readers allowed (${this.config.maxReaders}, MAX_READERS)`, {
         key: req.key,
@@ -164,13 +252,13 @@ export class LockEngine {
   private rollback(keys: LockKeys, hold: string, token: string, attempt: string, tally?: Tally<Reply>): void {
     const untouched = new Set(tally?.answers.filter((a) => a.ok && (a.value[0] ?? 0) < 0).map((a) => a.node))
     for (const node of this.quorum.nodes) {
-      if (!untouched.has(node)) node.run('rollback', [keys.holds, keys.readers], [hold, token, attempt]).catch(() => undefined)
+      if (!untouched.has(node)) node.run('rollback', keys.all, [hold, token, attempt, this.room.wakePrefix]).catch(() => undefined)
     }
   }
 
   private async commitFence(keys: LockKeys, hold: string, token: string, fence: number): Promise<boolean> {
     const tally = await this.quorum.ask(
-      (node) => node.run('fence_commit', [keys.holds, keys.readers, keys.fence], [hold, token, fence, FENCE_MEMORY_MS]),
+      (node) => node.run('fence_commit', keys.all, [hold, token, fence, FENCE_MEMORY_MS]),
       (t) => t.answers.filter((a) => a.ok).length >= t.majority,
     )
     return tally.answers.filter((a) => a.ok).length >= tally.majority
@@ -205,4 +293,8 @@ function lockHeld(key: string, held: readonly Reply[]): ServiceError {
   const remaining = held.map((r) => r[1] ?? 0).sort((a, b) => a - b)
   const retryAfterMs = Math.max(1, remaining[Math.min(remaining.length, Math.floor(remaining.length / 2) + 1) - 1] ?? 1000)
   return new ServiceError('lock_held', `lock "${key}" is held by another owner`, { key, retryAfterMs }, retryAfterMs)
+}
+
+function withWaited(error: ServiceError, waitedMs: number): ServiceError {
+  return new ServiceError(error.code, error.message, { ...error.details, waitedMs: Math.round(waitedMs) }, error.retryAfterMs)
 }

@@ -12,13 +12,20 @@ export interface LockKeys {
   readers: string
   /** fence counter */
   fence: string
-  /** zset: requests waiting in line */
+  /** zset: requests waiting in line (see src/lua/include/queue.lua) */
   waiters: string
+  /** zset: the waiting writers */
+  waitingWriters: string
+  /** hash: waiter id → mode and lease */
+  waiterInfo: string
+  /** All of them, in the order every script takes its KEYS. */
+  all: readonly string[]
 }
 
 export function lockKeys(prefix: string, namespace: Namespace, key: string): LockKeys {
   const base = `${prefix}${namespace}:{${key}}`
-  return { holds: base, readers: `${base}:r`, fence: `${base}:fence`, waiters: `${base}:q` }
+  const keys = { holds: base, readers: `${base}:r`, fence: `${base}:fence`, waiters: `${base}:q`, waitingWriters: `${base}:qw`, waiterInfo: `${base}:qi` }
+  return { ...keys, all: [keys.holds, keys.readers, keys.fence, keys.waiters, keys.waitingWriters, keys.waiterInfo] }
 }
 
 /** How long a fence counter outlives the last grant that used it; after that, Redis TIME is the floor. */

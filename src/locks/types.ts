@@ -14,6 +14,10 @@ export interface AcquireRequest {
   token: string
   ttlMs: number
   reentrant: boolean
+  /** How long to wait in line when it is held (0 or undefined: try once). */
+  waitMs?: number
+  /** Aborted when the client hangs up: the waiter leaves the line at once. */
+  signal?: AbortSignal
 }
 
 export interface RenewRequest {

@@ -1,22 +1,60 @@
--- acquire.lua — take a hold (read or write), re-grant it to its current holder, or report why not.
+-- acquire.lua — take a hold (read or write), re-grant it to its current holder, or say why not;
+-- a waiting request takes (or keeps) its place in line.
 --
--- KEYS[1] lock hash, KEYS[2] readers zset (see include/holds.lua), KEYS[3] fence counter
+-- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
+-- KEYS[4..6] the line (include/queue.lua)
 -- ARGV[1] mode: 'read' | 'write'   ARGV[2] token   ARGV[3] ttl ms   ARGV[4] reentrant: '1' | '0'
 -- ARGV[5] attempt id   ARGV[6] how long the fence counter outlives its last use, ms
 -- ARGV[7] most readers one lock may have
+-- ARGV[8] waiter id, '' for a request that does not wait   ARGV[9] its place in line, '' to take
+-- the next one   ARGV[10] waiter lease ms   ARGV[11] most waiters one lock may have
+-- ARGV[12] wake channel prefix
 --
 -- Returns  { 1, fence, holdCount, ttlMs }   GRANTED: a new hold
 --          { 2, fence, holdCount, ttlMs }   REGRANTED: this token already held it in this mode; TTL
 --                                           reset, count +1 only when reentrant
---          { -1, remainingMs }              HELD: a conflicting hold; remainingMs until it lapses
+--          { -1, retryAfterMs, wakeInMs }   HELD: a conflicting hold, or others ahead in line.
+--                                           wakeInMs: when a waiter at the front should try again
+--                                           (the conflicting holds lapse); 0: wait for a wake-up
 --          { -4 }                           UPGRADE: a write asked for by a token holding a read
 --          { -5 }                           TOO_MANY_READERS
+--          { -6 }                           TOO_MANY_WAITERS
 --@include holds
+--@include queue
 --@include fence
 
-local mode, tok, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local mode, tok, ttl, wid = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[8]
 local now = now_ms()
 prune(now)
+if prune_line(now) > 0 then wake_front(now, ARGV[12], true) end
+
+local function granted(code, fence, count)
+  if wid ~= '' and redis.call('ZSCORE', KEYS[4], wid) then leave_line(wid) end
+  refresh_ttl(now)
+  -- Readers behind a reader granted from the line may pass too.
+  wake_front(now, ARGV[12], false)
+  return { code, fence, count, ttl }
+end
+
+local function refused(conflict_ms)
+  local lease = tonumber(ARGV[10])
+  if wid ~= '' then
+    if redis.call('ZSCORE', KEYS[4], wid) then
+      redis.call('HSET', KEYS[6], wid, mode .. '|' .. (now + lease))
+      keep_line(lease)
+    elseif redis.call('ZCARD', KEYS[4]) >= tonumber(ARGV[11]) then
+      return { -6 }
+    else
+      join_line(wid, mode, ARGV[9], now + lease, lease)
+    end
+  end
+  local front = may_pass(wid, mode)
+  if conflict_ms > 0 then
+    return { -1, conflict_ms, front and conflict_ms or 0 }
+  end
+  return { -1, head_lease_ms(now), 0 }
+end
+
 local w = redis.call('HGET', KEYS[1], 'w')
 
 if mode == 'write' then
@@ -26,17 +64,16 @@ if mode == 'write' then
     local before = count
     if ARGV[4] == '1' then count = count + 1 end
     redis.call('HSET', KEYS[1], 'wc', count, 'wt', ttl, 'we', now + ttl, 'wa', ARGV[5], 'wac', before)
-    refresh_ttl(now)
-    return { 2, tonumber(h[1]), count, ttl }
+    return granted(2, tonumber(h[1]), count)
   end
-  if w then return { -1, tonumber(redis.call('HGET', KEYS[1], 'we')) - now } end
   if redis.call('HEXISTS', KEYS[1], 'r:' .. tok) == 1 then return { -4 } end
+  if w then return refused(tonumber(redis.call('HGET', KEYS[1], 'we')) - now) end
   local last_reader = last_expiry()
-  if last_reader > now then return { -1, last_reader - now } end
+  if last_reader > now then return refused(last_reader - now) end
+  if not may_pass(wid, mode) then return refused(0) end
   local fence = next_fence(KEYS[3], ARGV[6])
   redis.call('HSET', KEYS[1], 'w', tok, 'wf', fmt(fence), 'wc', 1, 'wt', ttl, 'we', now + ttl, 'wa', ARGV[5], 'wac', 0)
-  refresh_ttl(now)
-  return { 1, fence, 1, ttl }
+  return granted(1, fence, 1)
 end
 
 local r = get_reader(tok)
@@ -45,13 +82,12 @@ if r then
   if ARGV[4] == '1' then r.count = r.count + 1 end
   r.ttl, r.att, r.attc = ttl, ARGV[5], before
   put_reader(tok, r, now + ttl)
-  refresh_ttl(now)
-  return { 2, r.fence, r.count, ttl }
+  return granted(2, r.fence, r.count)
 end
 -- A writer may take a read hold with its own token (then release the write: a downgrade, no gap).
-if w and w ~= tok then return { -1, tonumber(redis.call('HGET', KEYS[1], 'we')) - now } end
+if w and w ~= tok then return refused(tonumber(redis.call('HGET', KEYS[1], 'we')) - now) end
+if w ~= tok and not may_pass(wid, mode) then return refused(0) end
 if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[7]) then return { -5 } end
 local fence = next_fence(KEYS[3], ARGV[6])
 put_reader(tok, { fence = fence, count = 1, ttl = ttl, att = ARGV[5], attc = 0 }, now + ttl)
-refresh_ttl(now)
-return { 1, fence, 1, ttl }
+return granted(1, fence, 1)

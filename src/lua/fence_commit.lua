@@ -2,7 +2,8 @@
 -- granting majority) back to a node, so that a majority stores it before the grant is returned.
 -- Any later majority intersects this one, so its largest proposal is above this fence.
 --
--- KEYS[1] lock hash, KEYS[2] readers zset (see include/holds.lua), KEYS[3] fence counter
+-- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
+-- KEYS[4..6] the line (include/queue.lua)
 -- ARGV[1] mode: 'read' | 'write'   ARGV[2] token   ARGV[3] fence
 -- ARGV[4] how long the fence counter outlives its last use, ms
 --

@@ -1,12 +1,14 @@
 -- rollback.lua — undo what one acquire attempt did, when the attempt did not become a grant
 -- (no quorum, validity used up, client gone). Touches nothing another attempt has changed since.
 --
--- KEYS[1] lock hash, KEYS[2] readers zset (see include/holds.lua)
--- ARGV[1] mode: 'read' | 'write'   ARGV[2] token   ARGV[3] attempt id
+-- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
+-- KEYS[4..6] the line (include/queue.lua)
+-- ARGV[1] mode: 'read' | 'write'   ARGV[2] token   ARGV[3] attempt id   ARGV[4] wake channel prefix
 --
 -- Returns  1 when this attempt's change was undone (a new hold dropped, or its count put back),
 --          0 when nothing of this attempt's was left
 --@include holds
+--@include queue
 
 local mode, tok, attempt = ARGV[1], ARGV[2], ARGV[3]
 local now = now_ms()
@@ -20,6 +22,7 @@ if mode == 'write' then
     redis.call('HSET', KEYS[1], 'wc', h[3], 'wa', '')
   end
   refresh_ttl(now)
+  wake_front(now, ARGV[4], false)
   return 1
 end
 
@@ -32,4 +35,5 @@ else
   put_reader(tok, r, nil)
 end
 refresh_ttl(now)
+wake_front(now, ARGV[4], false)
 return 1

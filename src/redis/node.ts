@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks'
 import { Redis } from 'ioredis'
-import { loadScripts, type ScriptName } from './scripts.js'
+import { SCRIPT_KEY_COUNT, loadScripts, type ScriptName } from './scripts.js'
 import type { Metrics } from '../metrics.js'
 
 export interface NodeStatus {
@@ -87,7 +87,7 @@ export class RedisNode {
     })
     this.metrics.nodeUp.set({ node: String(index) }, 0)
     for (const [name, lua] of loadScripts()) {
-      this.client.defineCommand(name, { numberOfKeys: keyCount[name], lua })
+      this.client.defineCommand(name, { numberOfKeys: SCRIPT_KEY_COUNT, lua })
     }
   }
 
@@ -196,14 +196,6 @@ export class RedisNode {
   }
 }
 
-const keyCount: Record<ScriptName, number> = {
-  acquire: 3,
-  renew: 2,
-  release: 2,
-  rollback: 2,
-  fence_commit: 3,
-  inspect: 3,
-}
 
 function classify(err: unknown, timeoutMs: number): NodeError {
   const message = err instanceof Error ? err.message : String(err)

@@ -6,7 +6,10 @@ import { readFileSync } from 'node:fs'
  * ioredis' defineCommand then runs each one by EVALSHA (falling back to EVAL after a SCRIPT FLUSH
  * or a restarted node).
  */
-export const scriptNames = ['acquire', 'renew', 'release', 'rollback', 'fence_commit', 'inspect'] as const
+export const scriptNames = ['acquire', 'renew', 'release', 'rollback', 'fence_commit', 'inspect', 'leave', 'touch'] as const
+
+/** Every script takes the same six keys of one lock (LockKeys.all), all under one hash tag. */
+export const SCRIPT_KEY_COUNT = 6
 export type ScriptName = (typeof scriptNames)[number]
 
 const luaDir = new URL('../lua/', import.meta.url)
@@ -38,4 +41,5 @@ export const ScriptCode = {
   NOT_OWNER: -3,
   UPGRADE: -4,
   TOO_MANY_READERS: -5,
+  TOO_MANY_WAITERS: -6,
 } as const
