@@ -24,6 +24,8 @@ export interface AppOptions {
 export interface App extends FastifyInstance {
   quorum: Quorum
   metrics: Metrics
+  engine: LockEngine
+  waitRoom: WaitRoom
 }
 
 const BODY_LIMIT = 16 * 1024
@@ -72,7 +74,16 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     await fastify.close()
     throw err
   }
-  const app = Object.assign(fastify, { quorum, metrics }) as App
+  const waitRoom = new WaitRoom(quorum, config.keyPrefix, config.maxWaiters, metrics)
+  await waitRoom.start()
+  const engine = new LockEngine(quorum, config, waitRoom, metrics)
+  const app: App = Object.assign(fastify, { quorum, metrics, engine, waitRoom })
+  // SIGTERM: parked waiters answer 503 shutting_down before the server waits for in-flight requests.
+  app.addHook('preClose', async () => waitRoom.stopWaiting())
+  app.addHook('onClose', async () => {
+    await waitRoom.close()
+    await quorum.close()
+  })
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id)
   })
@@ -102,16 +113,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     })
   }
 
-  const observed = new Observed(metrics)
-  const room = new WaitRoom(quorum, config.keyPrefix, config.maxWaiters, metrics)
-  await room.start()
-  // SIGTERM: parked waiters answer 503 shutting_down before the server waits for in-flight requests.
-  app.addHook('preClose', async () => room.stopWaiting())
-  app.addHook('onClose', async () => {
-    await room.close()
-    await quorum.close()
-  })
-  const holdOptions = { config, engine: new LockEngine(quorum, config, room, metrics), observed }
+  const holdOptions = { config, engine, observed: new Observed(metrics) }
   await app.register(lockRoutes, holdOptions)
   await app.register(rwlockRoutes, holdOptions)
   await app.register(opsRoutes, { quorum, metrics, openapiPath })

@@ -17,6 +17,10 @@ export interface ContendOptions {
   holdMs?: () => number
   /** Pause after each release before the next attempt, ms (default none). */
   thinkMs?: () => number
+  /** Wait in line up to this long on each attempt (default 0: try once). */
+  waitMs?: number
+  /** Called with the client name on every grant. */
+  onGrant?: (client: string) => void
 }
 
 export interface ContendStats {
@@ -46,10 +50,12 @@ export async function contend(options: ContendOptions): Promise<ContendStats> {
       const mode = options.pickMode?.(index) ?? 'exclusive'
       const path = mode === 'exclusive' ? `/locks/${key}` : `/rwlocks/${key}/${mode}`
       const requestStartedAt = performance.now()
-      const res = await request(base, 'POST', `${path}?ttl=${options.ttlMs}`, { token })
+      const wait = options.waitMs ? `&wait=${options.waitMs}` : ''
+      const res = await request(base, 'POST', `${path}?ttl=${options.ttlMs}${wait}`, { token })
       const responseAt = performance.now()
       if (res.status === 201) {
         stats.grants++
+        options.onGrant?.(name)
         stats.grantsByMode[mode] = (stats.grantsByMode[mode] ?? 0) + 1
         const hold = holdMs()
         if (hold > 0) await sleep(hold)
