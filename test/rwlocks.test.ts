@@ -39,3 +39,25 @@ for (const n of [1, 3]) {
     history.assertSafe(t, `read-write, 13 readers + 3 writers, N = ${n}`)
   })
 }
+
+t.test('no writer starvation: with waiting, writers get in under a steady stream of readers', async (t) => {
+  const redis = await startRedis({ t })
+  const { app } = await startApp(t, [redis.url], { logLevel: 'warn' })
+  const address = await app.listen({ port: 0, host: '127.0.0.1' })
+  const history = new History()
+  const stats = await contend({
+    baseUrls: [address],
+    keys: ['rw-starve'],
+    clients: 16,
+    durationMs: 3000,
+    ttlMs: 2000,
+    history,
+    waitMs: 5000,
+    pickMode: (client) => (client < 13 ? 'read' : 'write'),
+    holdMs: () => 1 + Math.random() * 3,
+  })
+  t.same(stats.unexpected, [])
+  t.equal(stats.conflicts, 0, 'nobody gave up')
+  t.ok((stats.grantsByMode.write ?? 0) >= 10, `writers were not starved: ${JSON.stringify(stats.grantsByMode)}`)
+  history.assertSafe(t, 'read-write with waiting, 13 readers + 3 writers')
+})

@@ -1,0 +1,94 @@
+import { performance } from 'node:perf_hooks'
+import { setTimeout as sleep } from 'node:timers/promises'
+import t from 'tap'
+import { startRedis, startRedisCluster } from './helpers/redis-server.js'
+import { startService } from './helpers/service-process.js'
+import { request } from './helpers/http.js'
+import { contend } from './helpers/contenders.js'
+import { History } from './helpers/history.js'
+
+const tok = (name: string) => `${name}-replica-token-0000`
+
+async function until(check: () => Promise<boolean>, what: string, withinMs = 5000): Promise<void> {
+  const deadline = Date.now() + withinMs
+  while (Date.now() < deadline) {
+    if (await check()) return
+    await sleep(20)
+  }
+  throw new Error(`timed out waiting for ${what}`)
+}
+
+const waitersOn = async (base: string, path: string) => {
+  const res = await request(base, 'GET', path)
+  return res.status === 200 ? (res.body.waiters as number) : -1
+}
+
+t.test('two replicas wake each other’s waiters', async (t) => {
+  const redis = await startRedis({ t })
+  const [a, b] = await Promise.all([startService({ REDIS_URLS: redis.url }, { t }), startService({ REDIS_URLS: redis.url }, { t })])
+  for (const [holderVia, waiterVia] of [
+    [a, b],
+    [b, a],
+  ] as const) {
+    const key = `/locks/cross-${holderVia.pid}`
+    t.equal((await request(holderVia.url, 'POST', `${key}?ttl=30s`, { token: tok('holder') })).status, 201)
+    const waiting = request(waiterVia.url, 'POST', `${key}?wait=10s`, { token: tok('waiter') })
+    await until(async () => (await waitersOn(holderVia.url, key)) === 1, 'waiter in line')
+    const released = performance.now()
+    await request(holderVia.url, 'DELETE', key, { token: tok('holder') })
+    const res = await waiting
+    t.equal(res.status, 201, 'the waiter on the other replica got it')
+    t.ok(performance.now() - released < 2000, 'handed over by the push, not by a timeout')
+  }
+})
+
+t.test('a replica that dies stops blocking the line within seconds', async (t) => {
+  const redis = await startRedis({ t })
+  const [doomed, survivor] = await Promise.all([startService({ REDIS_URLS: redis.url }, { t }), startService({ REDIS_URLS: redis.url }, { t })])
+  const key = '/locks/crash'
+  await request(survivor.url, 'POST', `${key}?ttl=30s`, { token: tok('holder') })
+  // First in line: a waiter parked on the replica that will die.
+  request(doomed.url, 'POST', `${key}?wait=30s`, { token: tok('doomed') }).catch(() => undefined)
+  await until(async () => (await waitersOn(survivor.url, key)) === 1, 'first waiter in line')
+  const second = request(survivor.url, 'POST', `${key}?wait=30s`, { token: tok('second') })
+  await until(async () => (await waitersOn(survivor.url, key)) === 2, 'second waiter in line')
+
+  await doomed.stop('SIGKILL')
+  const killedAt = performance.now()
+  await request(survivor.url, 'DELETE', key, { token: tok('holder') })
+  const res = await second
+  const took = performance.now() - killedAt
+  t.equal(res.status, 201, 'the second waiter is granted although the first one’s replica is gone')
+  t.ok(took < 8000, `line unblocked ${(took / 1000).toFixed(1)} s after the crash (waiter lease 3 s, renewed every 1 s)`)
+  t.equal((await waitersOn(survivor.url, key)), 0, 'the dead waiter left the line')
+})
+
+t.test('SIGTERM: parked waiters answer 503 shutting_down, leave the line, the replica exits 0', async (t) => {
+  const redis = await startRedis({ t })
+  const [leaving, staying] = await Promise.all([startService({ REDIS_URLS: redis.url }, { t }), startService({ REDIS_URLS: redis.url }, { t })])
+  const key = '/locks/drain'
+  await request(staying.url, 'POST', `${key}?ttl=30s`, { token: tok('holder') })
+  const parked = [0, 1, 2].map((i) => request(leaving.url, 'POST', `${key}?wait=30s`, { token: tok(`p${i}`) }))
+  await until(async () => (await waitersOn(staying.url, key)) === 3, 'three waiters in line')
+  const started = performance.now()
+  const exit = leaving.stop('SIGTERM')
+  const answers = await Promise.all(parked)
+  t.same(answers.map((r) => [r.status, r.body.error]), Array(3).fill([503, 'shutting_down']), 'each parked waiter got 503 shutting_down')
+  t.equal(await exit, 0, 'exit code 0')
+  t.ok(performance.now() - started < 10_000, 'within the 10 s shutdown bound')
+  await until(async () => (await waitersOn(staying.url, key)) === 0, 'their places in line released')
+  t.pass('their places in line were released')
+})
+
+t.test('waiting clients on a quorum of 3, through two replicas: safe, everyone served', async (t) => {
+  const nodes = await startRedisCluster(3, { t })
+  const env = { REDIS_URLS: nodes.map((n) => n.url).join(',') }
+  const [a, b] = await Promise.all([startService(env, { t }), startService(env, { t })])
+  const history = new History()
+  const perClient = new Map<string, number>()
+  const stats = await contend({ baseUrls: [a.url, b.url], keys: ['q-wait'], clients: 12, durationMs: 3000, ttlMs: 2000, history, waitMs: 5000, onGrant: (c) => perClient.set(c, (perClient.get(c) ?? 0) + 1) })
+  t.same(stats.unexpected, [])
+  t.equal(stats.unavailable, 0)
+  t.equal(perClient.size, 12, `every client was granted (${stats.grants} grants, ${stats.conflicts} gave up)`)
+  history.assertSafe(t, 'waiting clients, quorum of 3, two replicas')
+})
