@@ -6,6 +6,7 @@ import { jsonSchemaTransform, validatorCompiler } from 'fastify-type-provider-zo
 import type { Config } from './config.js'
 import { ServiceError } from './errors.js'
 import { installErrorHandling } from './http/errors.js'
+import { installAuth } from './http/auth.js'
 import { lockRoutes, rwlockRoutes } from './http/locks.js'
 import { opsRoutes } from './http/ops.js'
 import { LockEngine } from './locks/engine.js'
@@ -64,6 +65,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   fastify.setSerializerCompiler(() => (data) => JSON.stringify(data))
   installJsonParser(fastify)
   installErrorHandling(fastify)
+  installAuth(fastify, config)
+  if (!config.auth) fastify.log.warn('AUTH_FILE is not set: the service is open to every client that can reach it')
 
   const metrics = createMetrics()
   const quorum = createQuorum(config.redisUrls, { timeoutMs: config.nodeTimeoutMs, maxTtlMs: config.maxTtlMs }, metrics)
@@ -108,6 +111,12 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
           { name: 'rwlocks', description: 'Read-write locks: shared readers, exclusive writers, no writer starvation' },
           { name: 'operations', description: 'Health, readiness, metrics, this contract' },
         ],
+        components: {
+          securitySchemes: {
+            apiKey: { type: 'http', scheme: 'bearer', description: 'An API key secret from AUTH_FILE (when the service runs with one)' },
+          },
+        },
+        security: [{ apiKey: [] }],
       },
       transform: jsonSchemaTransform,
     })

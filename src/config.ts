@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { z } from 'zod'
 
 /**
@@ -66,7 +67,51 @@ export const envSchema = z.object({
     .optional()
     .transform((v) => v ?? 0.01),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  AUTH_FILE: z.string().trim().min(1).optional(),
+  PROTECT_METRICS: z.enum(['true', 'false'], { error: 'PROTECT_METRICS must be true or false' }).default('false'),
 })
+
+/** One API key of AUTH_FILE: the secret itself is never stored, only its SHA-256. */
+export const apiKeySchema = z.strictObject({
+  name: z.string().min(1).max(100),
+  secretSha256: z
+    .string()
+    .regex(/^[0-9a-fA-F]{64}$/, 'secretSha256 must be the hex SHA-256 of the secret (64 hex digits)')
+    .transform((h) => h.toLowerCase()),
+  prefixes: z.array(z.string().regex(/^[A-Za-z0-9._:@=+-]{0,200}$/, 'prefixes use the lock-key characters')).default([]),
+  admin: z.boolean().default(false),
+})
+
+export const authFileSchema = z.strictObject({
+  keys: z
+    .array(apiKeySchema)
+    .min(1, 'list at least one key')
+    .refine((keys) => new Set(keys.map((k) => k.name)).size === keys.length, 'key names must be unique')
+    .refine((keys) => new Set(keys.map((k) => k.secretSha256)).size === keys.length, 'two keys share a secret'),
+})
+
+export type ApiKey = Readonly<Omit<z.output<typeof apiKeySchema>, 'prefixes'> & { prefixes: readonly string[] }>
+
+function readAuthFile(path: string): { keys: readonly ApiKey[] } | string {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (err) {
+    return `cannot read ${JSON.stringify(path)}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`
+  }
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch {
+    return `${JSON.stringify(path)} is not valid JSON`
+  }
+  const parsed = authFileSchema.safeParse(json)
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]
+    return `${JSON.stringify(path)}: ${issue?.path.join('.') || 'file'}: ${issue?.message ?? 'invalid'}`
+  }
+  return Object.freeze({ keys: Object.freeze(parsed.data.keys.map((k) => Object.freeze({ ...k, prefixes: Object.freeze([...k.prefixes]) }))) })
+}
 
 type Env = z.output<typeof envSchema>
 
@@ -98,6 +143,10 @@ export interface Config {
   readonly nodeTimeoutMs: number
   readonly driftFactor: number
   readonly logLevel: string
+  /** API keys from AUTH_FILE; null: the service is open (a warning says so at start). */
+  readonly auth: { readonly keys: readonly ApiKey[] } | null
+  /** Whether /metrics needs an API key too. */
+  readonly protectMetrics: boolean
 }
 
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379'
@@ -122,6 +171,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   for (const [name, message] of crossChecks(valid as Partial<Env>)) {
     if (!problems.has(name)) problems.set(name, `${name}: ${message}`)
   }
+  let auth: Config['auth'] = null
+  if (typeof valid.AUTH_FILE === 'string') {
+    const loaded = readAuthFile(valid.AUTH_FILE)
+    if (typeof loaded === 'string') problems.set('AUTH_FILE', `AUTH_FILE: ${loaded}`)
+    else auth = loaded
+  }
   if (problems.size > 0) throw new ConfigError([...problems.values()])
 
   const e = valid as Env
@@ -139,6 +194,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     nodeTimeoutMs: e.NODE_TIMEOUT_MS,
     driftFactor: e.DRIFT_FACTOR,
     logLevel: e.LOG_LEVEL,
+    auth,
+    protectMetrics: e.PROTECT_METRICS === 'true',
   })
 }
 
@@ -162,6 +219,8 @@ export const defaultConfig: Config = Object.freeze({
   nodeTimeoutMs: 500,
   driftFactor: 0.01,
   logLevel: 'info',
+  auth: null,
+  protectMetrics: false,
 })
 
 /** A frozen Config: defaults overridden by `overrides` (tests and the bench build theirs this way). */

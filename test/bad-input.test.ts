@@ -138,7 +138,12 @@ const rows: Row[] = [
 
   // ── routes and methods ─────────────────────────────────────────────────────────────────────────
   { name: 'unknown route', method: 'GET', url: '/nope', status: 404, error: 'route_not_found' },
-  { name: 'collection path /locks', method: 'GET', url: '/locks', status: 404, error: 'route_not_found' },
+  { name: 'list with limit=0', method: 'GET', url: '/locks?limit=0', status: 400, error: 'invalid_request' },
+  { name: 'list with an unknown parameter', method: 'GET', url: '/rwlocks?foo=1', status: 400, error: 'invalid_request' },
+  { name: 'list with a bad cursor', method: 'GET', url: '/locks?cursor=abc', status: 400, error: 'invalid_request' },
+  { name: 'force=maybe', method: 'DELETE', url: `/locks/${HELD}?force=maybe`, status: 400, error: 'invalid_request' },
+  { name: 'fence without force', method: 'DELETE', url: `/locks/${HELD}?fence=3`, headers: holder, status: 400, error: 'invalid_request' },
+  { name: 'force on a read hold without its fence', method: 'DELETE', url: '/rwlocks/k/read?force=true', status: 400, error: 'invalid_request' },
   { name: 'extra path segment', method: 'POST', url: '/locks/a/b', status: 404, error: 'route_not_found' },
   { name: 'singular /lock/:key', method: 'GET', url: `/lock/${HELD}`, status: 404, error: 'route_not_found' },
   { name: 'unknown route with a body', method: 'POST', url: '/v1/locks/k', payload: { ttlMs: 1000 }, status: 404, error: 'route_not_found' },

@@ -41,7 +41,7 @@ function expectProblems(t: Asserts, env: Record<string, string | undefined>, nam
 t.test('configEnvNames lists exactly the documented variables', async (t) => {
   t.same(
     [...configEnvNames].sort(),
-    ['DEFAULT_TTL_MS', 'DRIFT_FACTOR', 'HOST', 'KEY_PREFIX', 'LOG_LEVEL', 'MAX_READERS', 'MAX_TTL_MS', 'MAX_WAITERS', 'MAX_WAIT_MS', 'NODE_TIMEOUT_MS', 'PORT', 'REDIS_URL', 'REDIS_URLS'],
+    ['AUTH_FILE', 'DEFAULT_TTL_MS', 'DRIFT_FACTOR', 'HOST', 'KEY_PREFIX', 'LOG_LEVEL', 'MAX_READERS', 'MAX_TTL_MS', 'MAX_WAITERS', 'MAX_WAIT_MS', 'NODE_TIMEOUT_MS', 'PORT', 'PROTECT_METRICS', 'REDIS_URL', 'REDIS_URLS'],
   )
   t.ok(Object.isFrozen(configEnvNames))
 })
@@ -60,6 +60,8 @@ t.test('defaults', async (t) => {
     nodeTimeoutMs: 500,
     driftFactor: 0.01,
     logLevel: 'info',
+    auth: null,
+    protectMetrics: false,
   }
   t.same(loadConfig({}), expected, 'an empty environment gives the defaults')
   t.same(defaultConfig, expected, 'defaultConfig agrees')
@@ -96,6 +98,8 @@ t.test('every variable is parsed', async (t) => {
     nodeTimeoutMs: 250,
     driftFactor: 0.02,
     logLevel: 'debug',
+    auth: null,
+    protectMetrics: false,
   })
   t.equal(typeof config.port, 'number')
   t.equal(typeof config.driftFactor, 'number')

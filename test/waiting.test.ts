@@ -146,7 +146,7 @@ t.test('waiting on one Redis', async (t) => {
       const waiting = app.engine.acquire({ mode: 'exclusive', key, token: tok('b'), ttlMs: 30_000, reentrant: false, waitMs: 10_000, signal: gone.signal })
       await until(async () => (await waitersOn(`/locks/${key}`)) === 1, 'b in line')
       await del(`/locks/${key}`, tok('holder'))
-      await t.rejects(waiting, undefined, `round ${round}: the abandoned acquire does not return a grant`)
+      await t.rejects(waiting, `round ${round}: the abandoned acquire does not return a grant`)
       await spy.quit()
       await until(async () => (await app.inject({ method: 'GET', url: `/locks/${key}` })).statusCode === 404, 'the lock is free again', 1000)
       t.equal((await post(`/locks/${key}`, tok('c'))).statusCode, 201, `round ${round}: free for the next client at once, not after the 30 s TTL`)

@@ -8,6 +8,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     const error = toServiceError(err)
     if (error.status >= 500 && error.code === 'internal_error') request.log.error({ err }, 'unexpected error')
     if (error.retryAfterMs !== undefined) reply.header('retry-after', String(retryAfterSeconds(error.retryAfterMs)))
+    if (error.code === 'unauthorized') reply.header('www-authenticate', 'Bearer')
     return reply.code(error.status).send(error.body())
   })
 

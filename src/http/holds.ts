@@ -7,6 +7,8 @@ import type { Observed } from '../locks/observe.js'
 import type { Grant, LockMode } from '../locks/types.js'
 import { acquireSchemas, errorResponses, grantSchema, keyParams, releaseResultSchema, releaseSchemas, renewSchemas, tokenHeaders } from './schemas.js'
 import { newToken, oneOf, requireToken } from './tokens.js'
+import { authorizeAdmin, authorizeKey } from './auth.js'
+import { ServiceError } from '../errors.js'
 
 export interface HoldRoutesOptions {
   config: Config
@@ -51,10 +53,11 @@ export function registerHoldRoutes(fastify: FastifyInstance, { config, engine, o
       response: {
         201: grantSchema.describe('Granted: a new hold'),
         200: grantSchema.describe('Re-granted to the token that already held it'),
-        ...errorResponses([400, 409, 413, 415, 429, 503]),
+        ...errorResponses([400, 401, 403, 409, 413, 415, 429, 503]),
       },
     },
     handler: async (request, reply) => {
+      authorizeKey(request, request.params.key)
       const body = request.body ?? {}
       const ttlMs = oneOf('ttl', request.query.ttl, body.ttlMs) ?? config.defaultTtlMs
       const token = oneOf('token', request.headers['lock-token'], body.token) ?? newToken()
@@ -74,9 +77,10 @@ export function registerHoldRoutes(fastify: FastifyInstance, { config, engine, o
       querystring: renew.querystring,
       headers: tokenHeaders,
       body: renew.body,
-      response: { 200: grantSchema.describe('Renewed'), ...errorResponses([400, 404, 409, 413, 415, 503]) },
+      response: { 200: grantSchema.describe('Renewed'), ...errorResponses([400, 401, 403, 404, 409, 413, 415, 503]) },
     },
     handler: async (request, reply) => {
+      authorizeKey(request, request.params.key)
       const body = request.body ?? {}
       const token = requireToken(oneOf('token', request.headers['lock-token'], body.token))
       const ttlMs = oneOf('ttl', request.query.ttl, body.ttlMs)
@@ -93,11 +97,22 @@ export function registerHoldRoutes(fastify: FastifyInstance, { config, engine, o
       querystring: releaseSchemas.querystring,
       headers: tokenHeaders,
       body: releaseSchemas.body,
-      response: { 200: releaseResultSchema.describe('Released, or one reentrant hold dropped'), ...errorResponses([400, 404, 409, 413, 415, 503]) },
+      response: { 200: releaseResultSchema.describe('Released, or one reentrant hold dropped'), ...errorResponses([400, 401, 403, 404, 409, 413, 415, 503]) },
     },
     handler: async (request) => {
+      const key = request.params.key
+      authorizeKey(request, key)
+      const { force, fence } = request.query
+      if (force) {
+        if (mode === 'read' && fence === undefined) {
+          throw new ServiceError('invalid_request', 'force-releasing a read hold needs the fence of that hold: ?force=true&fence=N', { issues: [{ path: 'querystring.fence', message: 'required with force' }] })
+        }
+        authorizeAdmin(request, 'force-release', { key, mode, fence })
+        return observed.release(mode, () => engine.forceRelease(mode, key, fence))
+      }
+      if (fence !== undefined) throw new ServiceError('invalid_request', 'fence goes with force=true', { issues: [{ path: 'querystring.fence', message: 'only with force' }] })
       const token = requireToken(oneOf('token', request.headers['lock-token'], request.body?.token, request.query.token))
-      return observed.release(mode, () => engine.release({ mode, key: request.params.key, token }))
+      return observed.release(mode, () => engine.release({ mode, key, token }))
     },
   })
 }

@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { ServiceError } from '../errors.js'
-import { errorResponses, keyParams, lockStateSchema, noQuery, rwLockStateSchema } from './schemas.js'
+import { errorResponses, keyParams, listQuery, lockListSchema, lockStateSchema, noQuery, rwLockListSchema, rwLockStateSchema } from './schemas.js'
+import { authorizeAdmin, authorizeKey } from './auth.js'
+import type { LockState } from '../locks/types.js'
 import { registerHoldRoutes, type HoldRoutesOptions } from './holds.js'
 
 /** /locks/:key — exclusive locks. */
@@ -14,15 +16,45 @@ export async function lockRoutes(fastify: FastifyInstance, options: HoldRoutesOp
       tags: ['locks'],
       params: keyParams,
       querystring: noQuery,
-      response: { 200: lockStateSchema.describe('Held'), ...errorResponses([400, 404, 503]) },
+      response: { 200: lockStateSchema.describe('Held'), ...errorResponses([400, 401, 403, 404, 503]) },
     },
     handler: async (request) => {
       const key = request.params.key
+      authorizeKey(request, key)
       const state = await options.engine.inspect('lock', key)
       if (!state.writer) throw new ServiceError('lock_not_found', `lock "${key}" is not held`, { key })
-      return { key, mode: 'exclusive' as const, ...state.writer, waiters: state.waiters }
+      return exclusiveView(key, state.writer, state.waiters)
     },
   })
+
+  fastify.withTypeProvider<ZodTypeProvider>().get('/locks', {
+    schema: {
+      summary: 'Admin: list held locks (SCAN-based, paginated; never a token)',
+      tags: ['locks'],
+      querystring: listQuery,
+      response: { 200: lockListSchema, ...errorResponses([400, 401, 403, 503]) },
+    },
+    handler: async (request) => {
+      const { prefix = '', limit = 100, cursor = '0' } = request.query
+      authorizeAdmin(request, 'list', { namespace: 'locks', prefix })
+      const page = await options.engine.list('lock', prefix, limit, cursor)
+      return { items: page.keys.flatMap(({ key, state }) => (state.writer ? [exclusiveView(key, state.writer, state.waiters)] : [])), cursor: page.cursor }
+    },
+  })
+}
+
+function exclusiveView(key: string, writer: NonNullable<LockState['writer']>, waiters: number) {
+  return { key, mode: 'exclusive' as const, ...writer, waiters }
+}
+
+function rwView(key: string, state: LockState) {
+  return {
+    key,
+    writer: state.writer ? { fence: state.writer.fence, remainingMs: state.writer.remainingMs } : null,
+    readers: state.readers,
+    writerWaiting: state.writerWaiting,
+    waiters: state.waiters,
+  }
 }
 
 /** /rwlocks/:key — shared (read) and exclusive (write) holds on one lock. */
@@ -36,19 +68,29 @@ export async function rwlockRoutes(fastify: FastifyInstance, options: HoldRoutes
       tags: ['rwlocks'],
       params: keyParams,
       querystring: noQuery,
-      response: { 200: rwLockStateSchema.describe('Held by a writer or by readers'), ...errorResponses([400, 404, 503]) },
+      response: { 200: rwLockStateSchema.describe('Held by a writer or by readers'), ...errorResponses([400, 401, 403, 404, 503]) },
     },
     handler: async (request) => {
       const key = request.params.key
+      authorizeKey(request, key)
       const state = await options.engine.inspect('rw', key)
       if (!state.writer && state.readers === 0) throw new ServiceError('lock_not_found', `read-write lock "${key}" is not held`, { key })
-      return {
-        key,
-        writer: state.writer ? { fence: state.writer.fence, remainingMs: state.writer.remainingMs } : null,
-        readers: state.readers,
-        writerWaiting: state.writerWaiting,
-        waiters: state.waiters,
-      }
+      return rwView(key, state)
+    },
+  })
+
+  fastify.withTypeProvider<ZodTypeProvider>().get('/rwlocks', {
+    schema: {
+      summary: 'Admin: list held read-write locks (SCAN-based, paginated; never a token)',
+      tags: ['rwlocks'],
+      querystring: listQuery,
+      response: { 200: rwLockListSchema, ...errorResponses([400, 401, 403, 503]) },
+    },
+    handler: async (request) => {
+      const { prefix = '', limit = 100, cursor = '0' } = request.query
+      authorizeAdmin(request, 'list', { namespace: 'rwlocks', prefix })
+      const page = await options.engine.list('rw', prefix, limit, cursor)
+      return { items: page.keys.map(({ key, state }) => rwView(key, state)), cursor: page.cursor }
     },
   })
 }

@@ -16,14 +16,17 @@ export async function opsRoutes(fastify: FastifyInstance, { quorum, metrics, ope
   const app = fastify.withTypeProvider<ZodTypeProvider>()
 
   app.get('/healthz', {
-    schema: { summary: 'Liveness: the process answers', tags: ['operations'], response: { 200: healthSchema } },
+    config: { access: 'public' },
+    schema: { summary: 'Liveness: the process answers', tags: ['operations'], security: [], response: { 200: healthSchema } },
     handler: async () => ({ status: 'ok' as const }),
   })
 
   app.get('/readyz', {
+    config: { access: 'public' },
     schema: {
       summary: 'Readiness: a majority of Redis nodes answers (per-node detail)',
       tags: ['operations'],
+      security: [],
       response: { 200: readinessSchema.describe('Ready'), 503: readinessSchema.describe('Not ready: fewer than a majority of nodes answer') },
     },
     handler: async (_request, reply) => {
@@ -36,7 +39,8 @@ export async function opsRoutes(fastify: FastifyInstance, { quorum, metrics, ope
   })
 
   app.get('/metrics', {
-    schema: { summary: 'Prometheus text exposition', tags: ['operations'], produces: ['text/plain'] },
+    config: { access: 'metrics' },
+    schema: { summary: 'Prometheus text exposition (needs an API key with PROTECT_METRICS=true)', tags: ['operations'], produces: ['text/plain'] },
     handler: async (_request, reply) => {
       const text = await metrics.registry.metrics()
       return reply.type(metrics.registry.contentType).send(text)
@@ -45,7 +49,8 @@ export async function opsRoutes(fastify: FastifyInstance, { quorum, metrics, ope
 
   let openapiText: string | undefined
   app.get('/openapi.yaml', {
-    schema: { summary: 'This contract, as OpenAPI 3', tags: ['operations'], produces: ['application/yaml'] },
+    config: { access: 'public' },
+    schema: { summary: 'This contract, as OpenAPI 3', tags: ['operations'], security: [], produces: ['application/yaml'] },
     handler: async (_request, reply) => {
       openapiText ??= await readFile(openapiPath, 'utf8')
       return reply.type('application/yaml; charset=utf-8').send(openapiText)

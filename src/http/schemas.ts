@@ -95,8 +95,23 @@ export function renewSchemas(limits: Limits) {
   }
 }
 
+const flag = z
+  .enum(['true', 'false'], { error: 'must be true or false' })
+  .transform((v) => v === 'true')
+
+const wholeNumber = (name: string, min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d{1,16}$/, `${name} must be a whole number`)
+    .transform(Number)
+    .pipe(z.number().min(min, `${name} must be at least ${min}`).max(max, `${name} must be at most ${max}`))
+
 export const releaseSchemas = {
-  querystring: z.strictObject({ token: tokenSchema.optional() }),
+  querystring: z.strictObject({
+    token: tokenSchema.optional(),
+    force: flag.optional().describe('Admin: drop the hold whoever holds it (no token needed)'),
+    fence: wholeNumber('fence', 1, Number.MAX_SAFE_INTEGER).optional().describe('With force on a read hold: the fence of the read hold to drop'),
+  }),
   body: optionalBody(z.strictObject({ token: tokenSchema.optional() })),
 }
 
@@ -128,6 +143,16 @@ export const lockStateSchema = z.object({
   waiters: z.number().int(),
 })
 
+export const listQuery = z.strictObject({
+  prefix: z
+    .string()
+    .regex(/^[A-Za-z0-9._:@=+-]{0,200}$/, 'prefix uses the lock-key characters')
+    .optional()
+    .describe('Only keys that start with this'),
+  limit: wholeNumber('limit', 1, 1000).optional().describe('Stop scanning once this many are found (default 100; a page may hold a few more)'),
+  cursor: z.string().regex(/^\d{1,20}$/, 'cursor must be a cursor from a previous page').optional(),
+})
+
 export const rwLockStateSchema = z.object({
   key: z.string(),
   writer: z
@@ -137,6 +162,16 @@ export const rwLockStateSchema = z.object({
   readers: z.number().int().describe('Live read holds'),
   writerWaiting: z.boolean().describe('A writer is waiting: newly arriving readers queue behind it'),
   waiters: z.number().int(),
+})
+
+export const lockListSchema = z.object({
+  items: z.array(lockStateSchema),
+  cursor: z.string().nullable().describe('Pass it back for the next page; null: the scan is complete'),
+})
+
+export const rwLockListSchema = z.object({
+  items: z.array(rwLockStateSchema),
+  cursor: z.string().nullable(),
 })
 
 export const nodeStatusSchema = z.object({

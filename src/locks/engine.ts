@@ -194,6 +194,48 @@ export class LockEngine {
     return { key: req.key, released: holdCount === 0, holdCount }
   }
 
+  /** Operators: drop the write hold, or the read hold with `fence`, whoever holds it. */
+  async forceRelease(mode: LockMode, key: string, fence: number | undefined): Promise<Release> {
+    const { keys, hold } = this.keys(mode, key)
+    const tally = await this.quorum.ask(
+      (node) => node.run('force_release', keys.all, [hold, fence ?? 0, this.room.wakePrefix]) as Promise<number>,
+      (t) => t.answers.filter((a) => a.ok).length === t.size,
+    )
+    const answered = tally.answers.flatMap((a) => (a.ok ? [a.value] : []))
+    if (answered.length < tally.majority) throw backendUnavailable(this.quorum, tally, 'no_majority')
+    if (answered.filter((dropped) => dropped === 1).length === 0) {
+      throw new ServiceError('lock_not_found', `no ${hold === 'write' ? 'write hold' : `read hold with fence ${fence}`} on "${key}"`, { key })
+    }
+    return { key, released: true, holdCount: 0 }
+  }
+
+  /**
+   * A page of held locks whose key starts with `prefix`, by SCAN (never KEYS) on the first node that
+   * answers, each then inspected by majority. Scanning stops once `limit` keys are found; a SCAN batch
+   * is never split (its cursor would skip the rest), so a page may hold a few more. `cursor` is SCAN's:
+   * a key may show on two pages, and locks held only on other nodes are not listed.
+   */
+  async list(namespace: Namespace, prefix: string, limit: number, cursor: string): Promise<{ keys: { key: string; state: LockState }[]; cursor: string | null }> {
+    const node = this.quorum.nodes.find((n) => n.up)
+    if (!node) throw backendUnavailable(this.quorum, undefined, 'no_majority')
+    const head = `${this.config.keyPrefix}${namespace}:{`
+    const found = new Set<string>()
+    let next = cursor
+    for (let round = 0; round < 100 && found.size < limit; round++) {
+      const [after, batch] = await node.client.scan(next, 'MATCH', `${head}${prefix}*}`, 'COUNT', limit, 'TYPE', 'hash')
+      for (const redisKey of batch) found.add(redisKey.slice(head.length, -1))
+      next = after
+      if (next === '0') break
+    }
+    const keys = await Promise.all(
+      [...found].sort().map(async (key) => ({ key, state: await this.inspect(namespace, key).catch(() => null) })),
+    )
+    return {
+      keys: keys.filter((k): k is { key: string; state: LockState } => k.state !== null && (k.state.writer !== null || k.state.readers > 0)),
+      cursor: next === '0' ? null : next,
+    }
+  }
+
   /** The state a majority agrees on. A hold counts while a majority of its copies is live. */
   async inspect(namespace: Namespace, key: string): Promise<LockState> {
     const keys = lockKeys(this.config.keyPrefix, namespace, key)

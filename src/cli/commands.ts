@@ -1,0 +1,126 @@
+import type { Options } from './args.js'
+import { failure, isGrant, LockServiceClient, unreachable, UnreachableError, type Reply } from './client.js'
+import { CliError, EXIT } from './exit.js'
+
+/** Bound on every request that does not wait in line. */
+export const REQUEST_TIMEOUT_MS = 15_000
+
+export type Print = (line: string) => void
+
+/** `/locks/KEY`, `/rwlocks/KEY/read` or `/rwlocks/KEY/write`. */
+export function holdPath(mode: Options['mode'], key: string): string {
+  const k = encodeURIComponent(key)
+  return mode === 'exclusive' ? `/locks/${k}` : `/rwlocks/${k}/${mode}`
+}
+
+/** Runs one request, turning "unreachable" into exit 69 with `context` in the message. */
+export async function call(client: LockServiceClient, context: string, ...args: Parameters<LockServiceClient['request']>): Promise<Reply> {
+  try {
+    return await client.request(...args)
+  } catch (err) {
+    if (err instanceof UnreachableError) throw unreachable(context, err)
+    throw err
+  }
+}
+
+function describeHold(o: Options): string {
+  return o.mode === 'exclusive' ? o.lockKey : `${o.lockKey} (${o.mode})`
+}
+
+export async function acquire(client: LockServiceClient, o: Options, print: Print): Promise<number> {
+  const context = `acquire ${describeHold(o)}`
+  const reply = await call(client, context, 'POST', holdPath(o.mode, o.lockKey), {
+    token: o.token,
+    query: { ttl: o.ttl, wait: o.wait },
+    timeoutMs: o.waitMs + REQUEST_TIMEOUT_MS,
+  })
+  if (reply.status !== 200 && reply.status !== 201) throw failure(context, reply)
+  if (!isGrant(reply.body)) throw new CliError(EXIT.protocol, `${context}: the grant lacks its token or fence`)
+  print(JSON.stringify(reply.body))
+  return EXIT.ok
+}
+
+export async function renew(client: LockServiceClient, o: Options, print: Print): Promise<number> {
+  const context = `renew ${describeHold(o)}`
+  const reply = await call(client, context, 'PUT', `${holdPath(o.mode, o.lockKey)}/renew`, {
+    token: o.token,
+    query: { ttl: o.ttl },
+    timeoutMs: REQUEST_TIMEOUT_MS,
+  })
+  if (reply.status !== 200) throw failure(context, reply)
+  print(JSON.stringify(reply.body))
+  return EXIT.ok
+}
+
+export async function release(client: LockServiceClient, o: Options, print: Print): Promise<number> {
+  const context = `release ${describeHold(o)}`
+  const reply = await call(client, context, 'DELETE', holdPath(o.mode, o.lockKey), { token: o.token, timeoutMs: REQUEST_TIMEOUT_MS })
+  if (reply.status !== 200) throw failure(context, reply)
+  print(JSON.stringify(reply.body))
+  return EXIT.ok
+}
+
+export async function status(client: LockServiceClient, o: Options, print: Print): Promise<number> {
+  const path = `/${o.rw ? 'rwlocks' : 'locks'}/${encodeURIComponent(o.lockKey)}`
+  const context = `status ${o.lockKey}${o.rw ? ' (rw)' : ''}`
+  const reply = await call(client, context, 'GET', path, { timeoutMs: REQUEST_TIMEOUT_MS })
+  if (reply.status === 404 && reply.body.error === 'lock_not_found') throw new CliError(EXIT.failed, `${context}: not held`)
+  if (reply.status !== 200) throw failure(context, reply)
+  print(JSON.stringify(reply.body))
+  return EXIT.ok
+}
+
+/** Items per page asked of the service (the service may answer a few more or fewer). */
+export const LIST_PAGE = 100
+const MAX_PAGES = 100_000
+
+export async function list(client: LockServiceClient, o: Options, print: Print): Promise<number> {
+  const namespace = o.rw ? 'rwlocks' : 'locks'
+  const context = `list ${namespace}${o.prefix ? ` ${o.prefix}*` : ''}`
+  const printed = new Set<string>() // SCAN may show a key on two pages
+  const cursors = new Set<string>()
+  let cursor: string | null = null
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const want = o.limit === undefined ? LIST_PAGE : Math.min(LIST_PAGE, o.limit - printed.size)
+    const reply = await call(client, context, 'GET', `/${namespace}`, {
+      query: { prefix: o.prefix, limit: want, cursor: cursor ?? undefined },
+      timeoutMs: REQUEST_TIMEOUT_MS,
+    })
+    if (reply.status !== 200) throw failure(context, reply)
+    const { items, cursor: next } = reply.body
+    if (!Array.isArray(items) || (next !== null && typeof next !== 'string')) {
+      throw new CliError(EXIT.protocol, `${context}: the page lacks items or cursor`)
+    }
+    for (const item of items as unknown[]) {
+      if (o.limit !== undefined && printed.size >= o.limit) return EXIT.ok
+      if (item === null || typeof item !== 'object' || typeof (item as { key?: unknown }).key !== 'string') {
+        throw new CliError(EXIT.protocol, `${context}: an item without a key`)
+      }
+      const lock = item as Record<string, unknown> & { key: string }
+      if (printed.has(lock.key)) continue
+      printed.add(lock.key)
+      print(o.json ? JSON.stringify(lock) : o.rw ? rwLine(lock) : lockLine(lock))
+    }
+    if (next === null || next === '' || (o.limit !== undefined && printed.size >= o.limit)) return EXIT.ok
+    if (cursors.has(next)) throw new CliError(EXIT.protocol, `${context}: the service returned cursor ${JSON.stringify(next)} twice`)
+    cursors.add(next)
+    cursor = next
+  }
+  throw new CliError(EXIT.protocol, `${context}: more than ${MAX_PAGES} pages`)
+}
+
+function field(v: unknown): string {
+  return v === undefined || v === null ? '-' : String(v)
+}
+
+function lockLine(l: Record<string, unknown> & { key: string }): string {
+  return `${l.key} ${field(l.mode ?? 'exclusive')} fence=${field(l.fence)} remainingMs=${field(l.remainingMs)} holdCount=${field(l.holdCount)} waiters=${field(l.waiters)}`
+}
+
+function rwLine(l: Record<string, unknown> & { key: string }): string {
+  const writer = (l.writer ?? null) as { fence?: unknown; remainingMs?: unknown } | null
+  return (
+    `${l.key} ${writer ? 'write' : 'read'} writerFence=${field(writer?.fence)} writerRemainingMs=${field(writer?.remainingMs)} ` +
+    `readers=${field(l.readers)} writerWaiting=${field(l.writerWaiting)} waiters=${field(l.waiters)}`
+  )
+}

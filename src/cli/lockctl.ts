@@ -1,0 +1,70 @@
+#!/usr/bin/env node
+/**
+ * lockctl: the lock service on the command line (`lockctl --help`). Server from LOCK_SERVICE_URL or
+ * --url, API key from LOCK_SERVICE_KEY or --key (sent as a Bearer token, never printed).
+ */
+import { readFileSync } from 'node:fs'
+import { HELP, parse } from './args.js'
+import { LockServiceClient } from './client.js'
+import { acquire, list, release, renew, status } from './commands.js'
+import { CliError, EXIT } from './exit.js'
+import { runLocked } from './run.js'
+
+const print = (line: string): void => {
+  process.stdout.write(line + '\n')
+}
+const warn = (line: string): void => {
+  process.stderr.write(line + '\n')
+}
+
+function version(): string {
+  try {
+    // src/cli/ and dist/cli/ both sit two levels below package.json.
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown }
+    return typeof pkg.version === 'string' ? pkg.version : 'unknown'
+  } catch {
+    return 'unknown'
+  }
+}
+
+export async function main(argv: readonly string[], env: Record<string, string | undefined>): Promise<number> {
+  try {
+    const o = parse(argv, env)
+    if (o.command === 'help') {
+      print(HELP.trimEnd())
+      return EXIT.ok
+    }
+    if (o.command === 'version') {
+      print(`lockctl ${version()}`)
+      return EXIT.ok
+    }
+    const client = new LockServiceClient(o.url, o.key)
+    switch (o.command) {
+      case 'run':
+        return await runLocked(client, o, warn)
+      case 'acquire':
+        return await acquire(client, o, print)
+      case 'renew':
+        return await renew(client, o, print)
+      case 'release':
+        return await release(client, o, print)
+      case 'status':
+        return await status(client, o, print)
+      case 'list':
+        return await list(client, o, print)
+    }
+  } catch (err) {
+    if (err instanceof CliError) {
+      warn(`lockctl: ${err.message}`)
+      if (err.code === EXIT.usage && !err.message.includes('lockctl --help')) warn('lockctl: see lockctl --help')
+      return err.code
+    }
+    warn(`lockctl: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`)
+    return EXIT.lockLost // EX_SOFTWARE
+  }
+}
+
+const code = await main(process.argv.slice(2), process.env)
+// Exit once what was written has been handed to the OS (this also drops fetch's idle keep-alive
+// connections, which would otherwise keep the process alive for a few seconds).
+process.stdout.write('', () => process.stderr.write('', () => process.exit(code)))

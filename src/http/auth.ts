@@ -1,0 +1,64 @@
+import { createHash, timingSafeEqual } from 'node:crypto'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { Config } from '../config.js'
+import { ServiceError } from '../errors.js'
+
+/** Who is calling: the API key that matched (null while the service runs open, without AUTH_FILE). */
+export interface Caller {
+  name: string
+  prefixes: readonly string[]
+  admin: boolean
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    caller: Caller | null
+  }
+  interface FastifyContextConfig {
+    /** 'public': no API key needed; 'metrics': needed only with PROTECT_METRICS=true. */
+    access?: 'public' | 'metrics'
+  }
+}
+
+/**
+ * API keys (AUTH_FILE): `Authorization: Bearer <secret>`. The secret's SHA-256 is compared with every
+ * configured hash in constant time (all of them, whatever matches), and no secret is ever logged.
+ */
+export function installAuth(app: FastifyInstance, config: Config): void {
+  app.decorateRequest('caller', null)
+  if (!config.auth) return
+  const keys = config.auth.keys.map((k) => ({ caller: { name: k.name, prefixes: k.prefixes, admin: k.admin }, hash: Buffer.from(k.secretSha256, 'hex') }))
+
+  app.addHook('onRequest', async (request) => {
+    const access = request.routeOptions.config.access
+    if (access === 'public' || request.routeOptions.url === undefined) return
+    if (access === 'metrics' && !config.protectMetrics) return
+    const secret = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? '')?.[1]
+    if (!secret) throw unauthorized('send an API key: Authorization: Bearer <secret>')
+    const presented = createHash('sha256').update(secret).digest()
+    let match: Caller | null = null
+    for (const key of keys) {
+      if (timingSafeEqual(presented, key.hash) && match === null) match = key.caller
+    }
+    if (!match) throw unauthorized('the API key is not valid')
+    request.caller = match
+  })
+}
+
+function unauthorized(message: string): ServiceError {
+  return new ServiceError('unauthorized', message)
+}
+
+/** A lock key outside the caller's prefixes is 403 (admin keys may use every key). */
+export function authorizeKey(request: FastifyRequest, key: string): void {
+  const caller = request.caller
+  if (!caller || caller.admin || caller.prefixes.some((p) => key.startsWith(p))) return
+  throw new ServiceError('forbidden', `the API key "${caller.name}" may not use lock "${key}" (allowed prefixes: ${caller.prefixes.join(', ') || 'none'})`, { key })
+}
+
+/** Admin actions: admin keys only, or anyone while the service runs open. Logged with the caller. */
+export function authorizeAdmin(request: FastifyRequest, action: string, details: Record<string, unknown>): void {
+  const caller = request.caller
+  if (caller && !caller.admin) throw new ServiceError('forbidden', `the API key "${caller.name}" is not an admin key: ${action} needs one`)
+  request.log.info({ admin: caller?.name ?? '(open service)', action, ...details }, 'admin action')
+}

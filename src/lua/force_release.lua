@@ -1,0 +1,36 @@
+-- force_release.lua — an operator drops a hold without its token: the write hold, or the read hold
+-- that carries a given fence. The waiter(s) that can then proceed are woken.
+--
+-- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
+-- KEYS[4..6] the line (include/queue.lua)
+-- ARGV[1] mode: 'read' | 'write'   ARGV[2] fence of the read hold (ignored for 'write')
+-- ARGV[3] wake channel prefix
+--
+-- Returns  1 when a hold was dropped, 0 when there was no such hold
+--@include holds
+--@include queue
+
+local now = now_ms()
+prune(now)
+local dropped = 0
+if ARGV[1] == 'write' then
+  if redis.call('HEXISTS', KEYS[1], 'w') == 1 then
+    redis.call('HDEL', KEYS[1], unpack(WRITER_FIELDS))
+    dropped = 1
+  end
+else
+  -- Bounded: a lock has at most MAX_READERS readers.
+  for _, tok in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
+    local r = get_reader(tok)
+    if r and r.fence == tonumber(ARGV[2]) then
+      drop_reader(tok)
+      dropped = 1
+      break
+    end
+  end
+end
+if dropped == 1 then
+  refresh_ttl(now)
+  wake_front(now, ARGV[3], false)
+end
+return dropped
