@@ -1,6 +1,7 @@
 import YAML from 'yaml'
 import { buildApp } from '../src/app.js'
 import { configFrom } from '../src/config.js'
+import { errorCodesOf } from '../src/http/schemas.js'
 
 type Json = Record<string, unknown>
 
@@ -15,11 +16,31 @@ export async function generateOpenapi(): Promise<string> {
     await app.ready()
     const doc = app.swagger() as unknown as { paths: Record<string, Record<string, Json>> }
     for (const operations of Object.values(doc.paths)) {
-      for (const operation of Object.values(operations)) optionalBody(operation)
+      for (const operation of Object.values(operations)) {
+        optionalBody(operation)
+        describeErrors(operation)
+      }
     }
+    dropUnreferencedSchemas(doc as unknown as Json)
     return `# Generated from the zod schemas in src/http by \`npm run openapi\`. Do not edit by hand.\n${YAML.stringify(doc, { lineWidth: 0 })}`
   } finally {
     await app.close()
+  }
+}
+
+/** The zod transform also emits an input variant of each named schema; only the referenced ones stay. */
+function dropUnreferencedSchemas(doc: Json): void {
+  const schemas = (doc.components as { schemas?: Json } | undefined)?.schemas
+  if (!schemas) return
+  const text = JSON.stringify(doc.paths)
+  for (const name of Object.keys(schemas)) if (!text.includes(`#/components/schemas/${name}"`)) delete schemas[name]
+}
+
+/** Error responses share one schema; their description names the error codes of the status. */
+function describeErrors(operation: Json): void {
+  const responses = operation.responses as Record<string, { description?: string }>
+  for (const [status, response] of Object.entries(responses)) {
+    if (Number(status) >= 400) response.description = errorCodesOf(Number(status))
   }
 }
 

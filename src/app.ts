@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Writable } from 'node:stream'
 import Fastify, { type FastifyInstance } from 'fastify'
 import fastifySwagger from '@fastify/swagger'
-import { jsonSchemaTransform, validatorCompiler } from 'fastify-type-provider-zod'
+import { jsonSchemaTransform, jsonSchemaTransformObject, validatorCompiler } from 'fastify-type-provider-zod'
 import type { Config } from './config.js'
 import { ServiceError } from './errors.js'
 import { installErrorHandling } from './http/errors.js'
@@ -119,6 +119,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
         security: [{ apiKey: [] }],
       },
       transform: jsonSchemaTransform,
+      transformObject: jsonSchemaTransformObject,
     })
   }
 

@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { loadConfig, ConfigError } from '../src/config.js'
 import { buildApp } from '../src/app.js'
 import { Writable } from 'node:stream'
@@ -14,7 +14,7 @@ const keys = [
 const bearer = (secret: string) => ({ authorization: `Bearer ${secret}` })
 const [billing, reports, ops] = keys as [(typeof keys)[0], (typeof keys)[0], (typeof keys)[0]]
 
-async function authApp(t: Parameters<Parameters<typeof t.test>[1]>[0], redisUrl: string, extra: Record<string, string> = {}) {
+async function authApp(t: Test, redisUrl: string, extra: Record<string, string> = {}) {
   const lines: string[] = []
   const config = loadConfig({ REDIS_URLS: redisUrl, AUTH_FILE: writeAuthFile(keys), LOG_LEVEL: 'info', ...extra })
   const app = await buildApp(config, { logStream: new Writable({ write: (c: Buffer, _e, done) => (lines.push(c.toString()), done()) }) })

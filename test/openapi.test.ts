@@ -24,10 +24,19 @@ t.test('openapi.yaml is a valid OpenAPI 3 document', async (t) => {
 t.test('every operation documents a success and its error codes', async (t) => {
   const doc = YAML.parse(committed) as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> }
   const expected: Record<string, string[]> = {
-    'post /locks/{key}': ['200', '201', '400', '409', '413', '415', '503'],
-    'put /locks/{key}/renew': ['200', '400', '404', '409', '503'],
-    'delete /locks/{key}': ['200', '400', '404', '409', '503'],
-    'get /locks/{key}': ['200', '400', '404', '503'],
+    'post /locks/{key}': ['200', '201', '400', '401', '403', '409', '413', '415', '429', '503'],
+    'put /locks/{key}/renew': ['200', '400', '401', '403', '404', '409', '503'],
+    'delete /locks/{key}': ['200', '400', '401', '403', '404', '409', '503'],
+    'get /locks/{key}': ['200', '400', '401', '403', '404', '503'],
+    'get /locks': ['200', '400', '401', '403', '503'],
+    'post /rwlocks/{key}/read': ['200', '201', '400', '401', '403', '409', '429', '503'],
+    'post /rwlocks/{key}/write': ['200', '201', '400', '401', '403', '409', '429', '503'],
+    'put /rwlocks/{key}/read/renew': ['200', '400', '404', '409', '503'],
+    'put /rwlocks/{key}/write/renew': ['200', '400', '404', '409', '503'],
+    'delete /rwlocks/{key}/read': ['200', '400', '404', '409', '503'],
+    'delete /rwlocks/{key}/write': ['200', '400', '404', '409', '503'],
+    'get /rwlocks/{key}': ['200', '400', '404', '503'],
+    'get /rwlocks': ['200', '400', '401', '403', '503'],
     'get /healthz': ['200'],
     'get /readyz': ['200', '503'],
     'get /metrics': ['200'],

@@ -66,7 +66,8 @@ export class LockServiceClient {
     const headers: Record<string, string> = { accept: 'application/json' }
     if (this.#key) headers.authorization = `Bearer ${this.#key}`
     if (options.token) headers['lock-token'] = options.token
-    const timeout = AbortSignal.timeout(options.timeoutMs)
+    const timeoutMs = Math.max(1, Math.ceil(options.timeoutMs))
+    const timeout = AbortSignal.timeout(timeoutMs)
     const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout
     let response: Response
     let text: string
@@ -75,7 +76,7 @@ export class LockServiceClient {
       text = await response.text()
     } catch (err) {
       if (options.signal?.aborted) throw new AbortedError('aborted')
-      if (timeout.aborted) throw new UnreachableError(`no answer from the lock service at ${this.#base} within ${options.timeoutMs} ms`)
+      if (timeout.aborted) throw new UnreachableError(`no answer from the lock service at ${this.#base} within ${timeoutMs} ms`)
       throw new UnreachableError(`cannot reach the lock service at ${this.#base}: ${describeNetworkError(err)}`)
     }
     let body: unknown

@@ -33,8 +33,11 @@ export async function runLocked(client: LockServiceClient, o: Options, warn: (li
   const interrupted = new AbortController()
   let firstSignal: NodeJS.Signals | undefined
   let child: ChildProcess | undefined
-  const signalGroup = (signal: NodeJS.Signals): void => {
-    if (child?.pid === undefined || child.exitCode !== null || child.signalCode !== null) return
+  // `evenAfterExit`: also when CMD itself has exited, for what is left of its group (its pid, the
+  // group id, cannot be reused while any member lives).
+  const signalGroup = (signal: NodeJS.Signals, evenAfterExit = false): void => {
+    if (child?.pid === undefined) return
+    if (!evenAfterExit && (child.exitCode !== null || child.signalCode !== null)) return
     try {
       process.kill(-child.pid, signal)
     } catch {
@@ -110,7 +113,7 @@ export async function runLocked(client: LockServiceClient, o: Options, warn: (li
       warn(`lockctl: ${context}: lost the lock: ${keeper.lost}`)
     }
     if (keeper.lost !== undefined) {
-      signalGroup('SIGKILL') // whatever is left of CMD's group has no lock either
+      signalGroup('SIGKILL', true) // whatever is left of CMD's group has no lock either
       if (!keeper.gone) await release()
       return EXIT.lockLost
     }

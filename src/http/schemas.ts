@@ -203,12 +203,16 @@ export const readinessSchema = z.object({
 
 export const healthSchema = z.object({ status: z.literal('ok') })
 
+// One named schema in the OpenAPI document (components.schemas.Error), referenced by every route.
+z.globalRegistry.add(errorSchema, { id: 'Error' })
+
 /** Response map for routes: the status codes each can answer, documented with one error shape. */
 export function errorResponses(statuses: readonly number[]) {
-  return Object.fromEntries(statuses.map((s) => [s, errorSchema.describe(describeStatus(s))]))
+  return Object.fromEntries(statuses.map((s) => [s, errorSchema]))
 }
 
-function describeStatus(status: number): string {
+/** The error codes a status stands for (the OpenAPI description of an error response). */
+export function errorCodesOf(status: number): string {
   const codes = Object.entries(errorStatus)
     .filter(([, s]) => s === status)
     .map(([c]) => c)
