@@ -4,4 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh
+# Type errors fail the run too (tap runs the TypeScript without checking types).
+node_modules/.bin/tsc --noEmit -p .
 exec node_modules/.bin/tap "$@"
