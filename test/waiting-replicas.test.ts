@@ -88,7 +88,7 @@ t.test('waiting clients on a quorum of 3, through two replicas: safe, everyone s
   const perClient = new Map<string, number>()
   const stats = await contend({ baseUrls: [a.url, b.url], keys: ['q-wait'], clients: 12, durationMs: 3000, ttlMs: 2000, history, waitMs: 5000, onGrant: (c) => perClient.set(c, (perClient.get(c) ?? 0) + 1) })
   t.same(stats.unexpected, [])
-  t.equal(stats.unavailable, 0)
+  t.ok(stats.unavailable <= stats.grants / 20, `${stats.unavailable} answers 503 (a node timeout on an overloaded machine is a correct 503; a stream of them is not)`)
   t.equal(perClient.size, 12, `every client was granted (${stats.grants} grants, ${stats.conflicts} gave up)`)
   history.assertSafe(t, 'waiting clients, quorum of 3, two replicas')
 })
