@@ -439,6 +439,7 @@ t.test('two (three) concurrent `lockctl run` on one key never overlap; fences in
       for (let round = 0; round < rounds; round++) {
         const r = await lockctl(['run', 'race:one', '--ttl', ttl, '--wait', '20s', ...sh(script)], { url, env: { CLIENT: `c${i}`, LOG: log } })
         codes.push(r.code)
+        if (r.code !== 0) t.comment(`c${i} round ${round}: exit ${r.code}: ${r.stderr}`)
       }
     }),
   )

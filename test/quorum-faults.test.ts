@@ -8,20 +8,13 @@ import { startRedis, startRedisCluster } from './helpers/redis-server.js'
 import { startApp } from './helpers/app.js'
 import { contend } from './helpers/contenders.js'
 import { History } from './helpers/history.js'
+import { until } from './helpers/until.js'
 
 const NODE_TIMEOUT_MS = 250
 // A no-hang bound (node timeout plus slack for a loaded 2-core machine), not a speed measurement.
 const BOUND_MS = NODE_TIMEOUT_MS * 2 + 1500
 const PREFIX = 'lock-service:'
 
-async function until(check: () => Promise<boolean>, what: string, withinMs = 5000): Promise<void> {
-  const deadline = Date.now() + withinMs
-  while (Date.now() < deadline) {
-    if (await check()) return
-    await sleep(50)
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
 
 t.test('one of three nodes killed: grants continue, the history stays safe', async (t) => {
   const nodes = await startRedisCluster(3, { t })

@@ -6,17 +6,10 @@ import { startService } from './helpers/service-process.js'
 import { request } from './helpers/http.js'
 import { contend } from './helpers/contenders.js'
 import { History } from './helpers/history.js'
+import { until } from './helpers/until.js'
 
 const tok = (name: string) => `${name}-replica-token-0000`
 
-async function until(check: () => Promise<boolean>, what: string, withinMs = 5000): Promise<void> {
-  const deadline = Date.now() + withinMs
-  while (Date.now() < deadline) {
-    if (await check()) return
-    await sleep(20)
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
 
 const waitersOn = async (base: string, path: string) => {
   const res = await request(base, 'GET', path)

@@ -6,17 +6,10 @@ import { startRedis } from './helpers/redis-server.js'
 import { startApp } from './helpers/app.js'
 import { contend } from './helpers/contenders.js'
 import { History } from './helpers/history.js'
+import { until } from './helpers/until.js'
 
 const tok = (name: string) => `${name}-wait-token-000000`
 
-async function until(check: () => Promise<boolean>, what: string, withinMs = 5000): Promise<void> {
-  const deadline = Date.now() + withinMs
-  while (Date.now() < deadline) {
-    if (await check()) return
-    await sleep(10)
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
 
 t.test('waiting on one Redis', async (t) => {
   const redis = await startRedis({ t })
