@@ -1,9 +1,11 @@
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { lockKeys } from '../src/locks/keys.js'
+import { parse } from '../src/cli/args.js'
+import { UsageError } from '../src/cli/exit.js'
 import { startApp } from './helpers/app.js'
 import { writeAuthFile } from './helpers/auth-file.js'
 import { History } from './helpers/history.js'
@@ -13,13 +15,17 @@ import { freePort, startRedis } from './helpers/redis-server.js'
 
 // One Redis and one open service for most tests; each test uses its own lock keys.
 const redis = await startRedis({ t })
-const { app } = await startApp(t, [redis.url], { logLevel: 'warn' })
+const { app, config } = await startApp(t, [redis.url], { logLevel: 'warn' })
 const url = await app.listen({ port: 0, host: '127.0.0.1' })
 const opts = { url }
 const sh = (script: string) => ['--', 'sh', '-c', script]
 const get = (p: string) => request(url, 'GET', p)
 const post = (p: string, token?: string) => request(url, 'POST', p, token ? { token } : {})
 const del = (p: string, token: string) => request(url, 'DELETE', p, { token })
+/** A CMD script that marks `name` started, then runs until the test creates `name`.go. */
+const gate = (dir: string, name: string) => `touch ${dir}/${name}.started; while [ ! -e ${dir}/${name}.go ]; do sleep 0.02; done`
+const started = (dir: string, name: string) => until(`${name} to start`, () => existsSync(`${dir}/${name}.started`))
+const open = (dir: string, name: string) => writeFileSync(`${dir}/${name}.go`, '')
 /** What `lockctl run` must never outlast by much: a generous no-hang bound. */
 const NO_HANG_MS = 15_000
 
@@ -27,7 +33,7 @@ const NO_HANG_MS = 15_000
 async function wipe(namespace: 'lock' | 'rw', key: string): Promise<void> {
   const client = redis.client()
   try {
-    await client.del(...lockKeys('lock-service:', namespace, key).all)
+    await client.del(...lockKeys(config.keyPrefix, namespace, key).all)
   } finally {
     client.disconnect()
   }
@@ -42,23 +48,33 @@ t.test('usage errors exit 64 before any request; --help documents every command 
     ['run', 'k', '--'],
     ['run', 'bad key!', '--', 'true'],
     ['run', 'k', '--ttl', 'soon', '--', 'true'],
+    ['run', 'k', '--grace', '-1', '--', 'true'],
     ['acquire'],
     ['acquire', 'k', '--read', '--write'],
     ['acquire', 'k', '--bogus'],
     ['acquire', 'k', '--ttl'],
+    ['acquire', 'k', '--wait', '1 m'],
+    ['acquire', 'k', '--', 'true'],
     ['renew', 'k'],
     ['release', 'k', '--token', 'short'],
     ['status', 'k', '--ttl', '1s'],
     ['status', 'k', 'extra'],
     ['list', 'extra'],
     ['list', '--limit', '0'],
+    ['list', '--prefix', 'no spaces'],
     ['acquire', 'k', '--url', 'ftp://example.com'],
+    ['acquire', 'k', '--url', 'not a url'],
   ]
-  // A closed port: had any of them made a request, it would exit 69 instead.
+  // Every case, in process (cheap)...
+  for (const args of cases) {
+    t.throws(() => parse(args, {}), UsageError, `lockctl ${args.join(' ')}: usage error`)
+  }
+  // ...and a few end to end. A closed port: had any of them made a request, it would exit 69.
   const closed = `http://127.0.0.1:${await freePort()}`
-  const results = await Promise.all(cases.map((args) => lockctl(args, { url: closed })))
+  const some = [cases[0]!, cases[3]!, cases[10]!, cases[14]!]
+  const results = await Promise.all(some.map((args) => lockctl(args, { url: closed })))
   results.forEach((r, i) => {
-    const label = `lockctl ${cases[i]!.join(' ')}`
+    const label = `lockctl ${some[i]!.join(' ')}`
     t.equal(r.code, 64, `${label}: exit 64 (${r.stderr.split('\n')[0]})`)
     t.match(r.stderr, /^lockctl: /, `${label}: says why on stderr`)
     t.equal(r.stdout, '', `${label}: nothing on stdout`)
@@ -78,37 +94,38 @@ t.test('usage errors exit 64 before any request; --help documents every command 
 })
 
 t.test('run: CMD gets LOCK_KEY, LOCK_FENCE and LOCK_TOKEN; lockctl exits with its code; the lock is released', async (t) => {
-  const three = await lockctl(['run', 'run:env', ...sh('echo "$LOCK_KEY $LOCK_FENCE $LOCK_TOKEN"; exit 3')], opts)
+  const [three, killed, args] = await Promise.all([
+    lockctl(['run', 'run:env', ...sh('echo "$LOCK_KEY $LOCK_FENCE $LOCK_TOKEN"; exit 3')], opts),
+    lockctl(['run', 'run:killed', ...sh('kill -KILL $$')], opts),
+    lockctl(['run', 'run:args', '--', 'node', '-e', 'console.log(JSON.stringify(process.argv.slice(1)))', 'a b', '--ttl', '-x'], opts),
+  ])
   t.equal(three.code, 3, "CMD's exit code 3")
   const [key, fence, token] = three.stdout.trim().split(' ')
   t.equal(key, 'run:env')
   t.match(fence, /^[1-9]\d*$/, 'LOCK_FENCE is a positive integer')
   t.match(token, /^[A-Za-z0-9_-]{16,}$/, 'LOCK_TOKEN is the owner token')
   t.equal(three.stderr, '', 'nothing on stderr')
-  t.equal((await get('/locks/run:env')).status, 404, 'released after CMD exited')
+  t.equal(killed.code, 128 + 9, 'CMD killed by SIGKILL: 137')
+  t.equal(args.code, 0)
+  t.same(JSON.parse(args.stdout), ['a b', '--ttl', '-x'], 'everything after -- reaches CMD untouched')
+  for (const k of ['run:env', 'run:killed', 'run:args']) t.equal((await get(`/locks/${k}`)).status, 404, `${k}: released after CMD exited`)
 
   const zero = await lockctl(['run', 'run:env', '--ttl', '5s', ...sh('echo $LOCK_FENCE')], opts)
   t.equal(zero.code, 0, "CMD's exit code 0")
   t.ok(Number(zero.stdout) > Number(fence), 'the next run has a higher fence')
   t.equal((await get('/locks/run:env')).status, 404)
-
-  const killed = await lockctl(['run', 'run:env', ...sh('kill -KILL $$')], opts)
-  t.equal(killed.code, 128 + 9, 'CMD killed by SIGKILL: 137')
-  t.equal((await get('/locks/run:env')).status, 404, 'released after CMD died')
-
-  const args = await lockctl(['run', 'run:args', '--', 'node', '-e', 'console.log(JSON.stringify(process.argv.slice(1)))', 'a b', '--ttl', '-x'], opts)
-  t.equal(args.code, 0)
-  t.same(JSON.parse(args.stdout), ['a b', '--ttl', '-x'], 'everything after -- reaches CMD untouched')
 })
 
 t.test('run: the lock is held (same fence) while CMD runs and released once it exits', async (t) => {
   const dir = t.testdir()
-  const run = spawnLockctl(['run', 'run:held', '--ttl', '10s', ...sh(`echo $LOCK_FENCE > ${dir}/fence; sleep 0.8`)], opts)
-  const fence = Number(await until('CMD to start', () => fileText(`${dir}/fence`)))
+  const run = spawnLockctl(['run', 'run:held', '--ttl', '10s', ...sh(`echo $LOCK_FENCE > ${dir}/fence; ${gate(dir, 'cmd')}`)], opts)
+  await started(dir, 'cmd')
+  const fence = Number(fileText(`${dir}/fence`))
   const state = await get('/locks/run:held')
   t.equal(state.status, 200, 'held while CMD runs')
   t.equal(state.body.fence, fence, 'with the fence CMD was given')
   t.equal((await post('/locks/run:held')).body.error, 'lock_held', 'nobody else gets it')
+  open(dir, 'cmd')
   const done = await run.done
   t.equal(done.code, 0)
   t.equal((await get('/locks/run:held')).status, 404, 'released after CMD exited')
@@ -129,31 +146,40 @@ t.test('exit 75 when someone else holds the lock (no wait, and after a short --w
   t.equal(acquired.code, 75, 'acquire: 75 too')
   t.equal((await get('/locks/run:busy')).body.fence, holder.body.fence, 'the holder still holds it')
 
-  const patient = spawnLockctl(['run', 'run:busy', '--wait', '20s', ...sh('echo $LOCK_FENCE')], opts)
+  // Its wait outlasts the 300 ms TTL it asks for: the grant's validity window is re-anchored by a
+  // renew before CMD starts, so the run does not count its lock as lost at once.
+  const patient = spawnLockctl(['run', 'run:busy', '--ttl', '300ms', '--wait', '20s', ...sh('sleep 0.6; echo $LOCK_FENCE')], opts)
   await until('lockctl to wait in line', async () => (await get('/locks/run:busy')).body.waiters === 1)
+  await new Promise((r) => setTimeout(r, 300))
   await del('/locks/run:busy', holder.body.token as string)
   const done = await patient.done
-  t.equal(done.code, 0, 'granted once the holder released')
+  t.equal(done.code, 0, 'granted once the holder released, and kept for the whole run')
+  t.equal(done.stderr, '')
   t.ok(Number(done.stdout) > (holder.body.fence as number), 'with a higher fence')
 })
 
 t.test('--read runs share the lock, --write excludes them (and exclusive locks are another namespace)', async (t) => {
   const dir = t.testdir()
-  const reader = spawnLockctl(['run', 'rw:doc', '--read', '--ttl', '10s', ...sh(`touch ${dir}/reading; sleep 1.5`)], opts)
-  await until('the first reader to start', () => existsSync(`${dir}/reading`))
-  const second = await lockctl(['run', 'rw:doc', '--read', ...sh('echo $LOCK_FENCE')], opts)
+  const reader = spawnLockctl(['run', 'rw:doc', '--read', '--ttl', '10s', ...sh(gate(dir, 'reader'))], opts)
+  await started(dir, 'reader')
+  const [second, writer, exclusive] = await Promise.all([
+    lockctl(['run', 'rw:doc', '--read', ...sh('echo $LOCK_FENCE')], opts),
+    lockctl(['run', 'rw:doc', '--write', '--', 'true'], opts),
+    lockctl(['run', 'rw:doc', '--', 'true'], opts),
+  ])
   t.equal(second.code, 0, 'a second reader runs meanwhile')
-  const writer = await lockctl(['run', 'rw:doc', '--write', '--', 'true'], opts)
   t.equal(writer.code, 75, 'a writer does not')
-  const exclusive = await lockctl(['run', 'rw:doc', '--', 'true'], opts)
   t.equal(exclusive.code, 0, '/locks/rw:doc is not /rwlocks/rw:doc')
+  open(dir, 'reader')
   t.equal((await reader.done).code, 0)
 
-  const w = spawnLockctl(['run', 'rw:doc', '--write', ...sh(`touch ${dir}/writing; sleep 1`)], opts)
-  await until('the writer to start', () => existsSync(`${dir}/writing`))
+  const w = spawnLockctl(['run', 'rw:doc', '--write', ...sh(gate(dir, 'writer'))], opts)
+  await started(dir, 'writer')
   t.equal((await get('/rwlocks/rw:doc')).body.readers, 0)
-  t.equal((await lockctl(['run', 'rw:doc', '--read', '--', 'true'], opts)).code, 75, 'no reader while the writer runs')
-  t.equal((await lockctl(['run', 'rw:doc', '--write', '--', 'true'], opts)).code, 75, 'nor another writer')
+  const [r, w2] = await Promise.all([lockctl(['run', 'rw:doc', '--read', '--', 'true'], opts), lockctl(['run', 'rw:doc', '--write', '--', 'true'], opts)])
+  t.equal(r.code, 75, 'no reader while the writer runs')
+  t.equal(w2.code, 75, 'nor another writer')
+  open(dir, 'writer')
   t.equal((await w.done).code, 0)
   t.equal((await get('/rwlocks/rw:doc')).status, 404, 'all released')
 })
@@ -266,11 +292,12 @@ t.test('run: CMD not found exits 127 and releases; the service unreachable exits
 
   const closed = { url: `http://127.0.0.1:${await freePort()}` }
   const dir = t.testdir()
-  for (const args of [['run', 'k', '--', 'touch', `${dir}/ran`], ['acquire', 'k'], ['renew', 'k', '--token', 'some-owner-token-0000'], ['release', 'k', '--token', 'some-owner-token-0000'], ['status', 'k'], ['list']]) {
-    const r = await lockctl(args, closed)
-    t.equal(r.code, 69, `${args[0]}: 69 when unreachable`)
+  const commands = [['run', 'k', '--', 'touch', `${dir}/ran`], ['acquire', 'k'], ['release', 'k', '--token', 'some-owner-token-0000'], ['list']]
+  const results = await Promise.all(commands.map((args) => lockctl(args, closed)))
+  results.forEach((r, i) => {
+    t.equal(r.code, 69, `${commands[i]![0]}: 69 when unreachable`)
     t.match(r.stderr, /cannot reach the lock service at http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED/)
-  }
+  })
   t.notOk(existsSync(`${dir}/ran`), 'CMD never ran')
 })
 
@@ -297,32 +324,38 @@ t.test('acquire, renew, release, status: output and exit codes', async (t) => {
   const token = grant.token as string
   const other = 'another-owner-token-0000'
 
-  const status = await lockctl(['status', 'cmd:x'], opts)
+  const [status, held, again, notOwner, notOwnerRelease] = await Promise.all([
+    lockctl(['status', 'cmd:x'], opts),
+    lockctl(['acquire', 'cmd:x', '--token', other], opts),
+    lockctl(['acquire', 'cmd:x', '--token', token, '--ttl', '6s'], opts),
+    lockctl(['renew', 'cmd:x', '--token', other], opts),
+    lockctl(['release', 'cmd:x', '--token', other], opts),
+  ])
   t.equal(status.code, 0)
   t.match(JSON.parse(status.stdout), { key: 'cmd:x', mode: 'exclusive', fence: grant.fence, holdCount: 1, waiters: 0 })
   t.notOk(status.stdout.includes(token), 'status never shows the token')
-
-  t.equal((await lockctl(['acquire', 'cmd:x', '--token', other], opts)).code, 75, 'held: 75')
-  const again = await lockctl(['acquire', 'cmd:x', '--token', token, '--ttl', '6s'], opts)
+  t.equal(held.code, 75, 'held: 75')
   t.equal(again.code, 0, 'the holder re-acquiring with its token: 0')
   t.equal(JSON.parse(again.stdout).fence, grant.fence, 'same hold')
+  t.equal(notOwner.code, 1, 'renew with another token: 1')
+  t.match(notOwner.stderr, /not_owner/)
+  t.equal(notOwnerRelease.code, 1, 'release with another token: 1')
 
   const renewed = await lockctl(['renew', 'cmd:x', '--token', token, '--ttl', '10s'], opts)
   t.equal(renewed.code, 0)
   t.match(JSON.parse(renewed.stdout), { key: 'cmd:x', ttlMs: 10000, fence: grant.fence })
-  const notOwner = await lockctl(['renew', 'cmd:x', '--token', other], opts)
-  t.equal(notOwner.code, 1, 'renew with another token: 1')
-  t.match(notOwner.stderr, /not_owner/)
-  t.equal((await lockctl(['release', 'cmd:x', '--token', other], opts)).code, 1, 'release with another token: 1')
 
   const released = await lockctl(['release', 'cmd:x', '--token', token], opts)
   t.equal(released.code, 0)
   t.same(JSON.parse(released.stdout), { key: 'cmd:x', released: true, holdCount: 0 })
-  const twice = await lockctl(['release', 'cmd:x', '--token', token], opts)
+  const [twice, renewGone, free] = await Promise.all([
+    lockctl(['release', 'cmd:x', '--token', token], opts),
+    lockctl(['renew', 'cmd:x', '--token', token], opts),
+    lockctl(['status', 'cmd:x'], opts),
+  ])
   t.equal(twice.code, 1, 'released already: 1')
   t.match(twice.stderr, /lock_not_found/)
-  t.equal((await lockctl(['renew', 'cmd:x', '--token', token], opts)).code, 1, 'renew of a released lock: 1')
-  const free = await lockctl(['status', 'cmd:x'], opts)
+  t.equal(renewGone.code, 1, 'renew of a released lock: 1')
   t.equal(free.code, 1, 'status of a free lock: 1')
   t.match(free.stderr, /not held/)
 
@@ -333,20 +366,25 @@ t.test('acquire, renew, release, status: output and exit codes', async (t) => {
 })
 
 t.test('read-write holds from the command line', async (t) => {
-  const r1 = await lockctl(['acquire', 'cmd:rw', '--read'], opts)
-  const r2 = await lockctl(['acquire', 'cmd:rw', '--read'], opts)
+  const [r1, r2] = await Promise.all([lockctl(['acquire', 'cmd:rw', '--read'], opts), lockctl(['acquire', 'cmd:rw', '--read'], opts)])
   t.same([r1.code, r2.code], [0, 0], 'two readers')
   t.equal(JSON.parse(r1.stdout).mode, 'read')
-  t.equal((await lockctl(['acquire', 'cmd:rw', '--write'], opts)).code, 75, 'a writer: 75')
-  const state = await lockctl(['status', 'cmd:rw', '--rw'], opts)
-  t.match(JSON.parse(state.stdout), { key: 'cmd:rw', writer: null, readers: 2 })
-  t.equal((await lockctl(['status', 'cmd:rw'], opts)).code, 1, 'the exclusive lock of that name is free')
   const token1 = JSON.parse(r1.stdout).token as string
   const token2 = JSON.parse(r2.stdout).token as string
-  t.equal((await lockctl(['renew', 'cmd:rw', '--read', '--token', token1], opts)).code, 0)
-  t.equal((await lockctl(['renew', 'cmd:rw', '--write', '--token', token1], opts)).code, 1, 'not a write hold')
-  t.equal((await lockctl(['release', 'cmd:rw', '--read', '--token', token1], opts)).code, 0)
-  t.equal((await lockctl(['release', 'cmd:rw', '--read', '--token', token2], opts)).code, 0)
+  const [writer, state, exclusive, renewRead, renewWrite] = await Promise.all([
+    lockctl(['acquire', 'cmd:rw', '--write'], opts),
+    lockctl(['status', 'cmd:rw', '--rw'], opts),
+    lockctl(['status', 'cmd:rw'], opts),
+    lockctl(['renew', 'cmd:rw', '--read', '--token', token1], opts),
+    lockctl(['renew', 'cmd:rw', '--write', '--token', token1], opts),
+  ])
+  t.equal(writer.code, 75, 'a writer: 75')
+  t.match(JSON.parse(state.stdout), { key: 'cmd:rw', writer: null, readers: 2 })
+  t.equal(exclusive.code, 1, 'the exclusive lock of that name is free')
+  t.equal(renewRead.code, 0)
+  t.equal(renewWrite.code, 1, 'not a write hold')
+  const releases = await Promise.all([token1, token2].map((tk) => lockctl(['release', 'cmd:rw', '--read', '--token', tk], opts)))
+  t.same(releases.map((r) => r.code), [0, 0])
   const w = await lockctl(['acquire', 'cmd:rw', '--write', '--ttl', '5s'], opts)
   t.equal(w.code, 0)
   t.match(JSON.parse((await lockctl(['status', 'cmd:rw', '--rw'], opts)).stdout), { writer: { fence: JSON.parse(w.stdout).fence }, readers: 0 })
@@ -407,43 +445,56 @@ t.test('API keys: --key / LOCK_SERVICE_KEY sent as a Bearer token, 401/403 exit 
     return r
   }
 
-  const none = await run(['acquire', 'billing:a'])
+  const env = { LOCK_SERVICE_KEY: billing.secret }
+  const [none, wrong, inside, withFlag, outside, notAdmin, acquired] = await Promise.all([
+    run(['acquire', 'billing:a']),
+    run(['acquire', 'billing:a'], { LOCK_SERVICE_KEY: 'sk_wrong_0123456789abcdef' }),
+    run(['run', 'billing:job', ...sh('echo $LOCK_FENCE')], env),
+    run(['run', 'billing:job2', '--key', billing.secret, '--', 'true']),
+    run(['run', 'reports:job', '--', 'true'], env),
+    run(['list'], env),
+    run(['acquire', 'billing:b', '--ttl', '30s'], env),
+  ])
   t.equal(none.code, 77, 'no key: 77')
   t.match(none.stderr, /unauthorized/)
-  t.equal((await run(['acquire', 'billing:a'], { LOCK_SERVICE_KEY: 'sk_wrong_0123456789abcdef' })).code, 77, 'wrong key: 77')
-  const env = { LOCK_SERVICE_KEY: billing.secret }
-  t.equal((await run(['run', 'billing:job', ...sh('echo $LOCK_FENCE')], env)).code, 0, 'LOCK_SERVICE_KEY: run works inside the prefix')
-  t.equal((await run(['run', 'billing:job', '--key', billing.secret, '--', 'true'])).code, 0, '--key works too')
-  const outside = await run(['run', 'reports:job', '--', 'true'], env)
+  t.equal(wrong.code, 77, 'wrong key: 77')
+  t.equal(inside.code, 0, 'LOCK_SERVICE_KEY: run works inside the prefix')
+  t.equal(withFlag.code, 0, '--key works too')
   t.equal(outside.code, 77, 'outside its prefixes: 77')
   t.match(outside.stderr, /forbidden/)
-  t.equal((await run(['list'], env)).code, 77, 'list needs an admin key')
-  const acquired = await run(['acquire', 'billing:b', '--ttl', '30s'], env)
-  const listed = await run(['list', '--key', ops.secret])
+  t.equal(notAdmin.code, 77, 'list needs an admin key')
+  t.equal(acquired.code, 0)
+  const [listed, status] = await Promise.all([run(['list', '--key', ops.secret]), run(['status', 'billing:b', '--key', ops.secret])])
   t.equal(listed.code, 0, 'an admin key lists')
   t.match(listed.stdout, /^billing:b exclusive fence=/m)
-  t.equal((await run(['status', 'billing:b', '--key', ops.secret])).code, 0)
-  t.equal((await run(['release', 'billing:b', '--token', JSON.parse(acquired.stdout).token], env)).code, 0)
+  t.equal(status.code, 0)
+  const released = await run(['release', 'billing:b', '--token', JSON.parse(acquired.stdout).token], env)
+  t.equal(released.code, 0, `release: ${released.stderr}`)
   for (const secret of [billing.secret, ops.secret]) t.notOk(outputs.join('\n').includes(secret), 'the secret never appears in any output')
 })
 
 t.test('two (three) concurrent `lockctl run` on one key never overlap; fences increase (history-checked)', async (t) => {
   const dir = t.testdir()
   const log = path.join(dir, 'history')
-  const script = 'echo "start $CLIENT $LOCK_FENCE $(date +%s%N)" >> "$LOG"; sleep 0.1; echo "end $CLIENT $LOCK_FENCE $(date +%s%N)" >> "$LOG"'
-  const ttls = ['300ms', '2s', '10s'] // the 300 ms client renews during its hold
+  const script = 'echo "start $CLIENT $LOCK_FENCE $(date +%s%N)" >> "$LOG"; sleep $HOLD; echo "end $CLIENT $LOCK_FENCE $(date +%s%N)" >> "$LOG"'
+  // The first client renews during each of its holds (renewals every third of the validity).
+  const clients = [
+    { ttl: '1s', hold: '0.5' },
+    { ttl: '2s', hold: '0.1' },
+    { ttl: '10s', hold: '0.1' },
+  ]
   const rounds = 4
   const codes: (number | null)[] = []
   await Promise.all(
-    ttls.map(async (ttl, i) => {
+    clients.map(async ({ ttl, hold }, i) => {
       for (let round = 0; round < rounds; round++) {
-        const r = await lockctl(['run', 'race:one', '--ttl', ttl, '--wait', '20s', ...sh(script)], { url, env: { CLIENT: `c${i}`, LOG: log } })
+        const r = await lockctl(['run', 'race:one', '--ttl', ttl, '--wait', '20s', ...sh(script)], { url, env: { CLIENT: `c${i}`, LOG: log, HOLD: hold } })
         codes.push(r.code)
         if (r.code !== 0) t.comment(`c${i} round ${round}: exit ${r.code}: ${r.stderr}`)
       }
     }),
   )
-  t.same(codes, Array(ttls.length * rounds).fill(0), 'every run got the lock and exited 0')
+  t.same(codes, Array(clients.length * rounds).fill(0), 'every run got the lock and exited 0')
 
   const starts = new Map<string, bigint>()
   const history = new History()
@@ -461,6 +512,6 @@ t.test('two (three) concurrent `lockctl run` on one key never overlap; fences in
       starts.delete(id)
     }
   }
-  t.equal(history.size, ttls.length * rounds, 'every hold recorded')
+  t.equal(history.size, clients.length * rounds, 'every hold recorded')
   history.assertSafe(t, 'concurrent lockctl run')
 })

@@ -21,7 +21,7 @@ Commands:
             CMD gets LOCK_KEY, LOCK_FENCE (pass it to the resource you protect) and LOCK_TOKEN.
             The lock is renewed in the background (every third of its validity). SIGINT,
             SIGTERM, SIGHUP and SIGQUIT are forwarded to CMD (CMD runs in its own process group,
-            and signals go to the whole group). If the lock is lost (a renew answers 404/409, or
+            and signals go to the whole group; SIGTSTP is ignored). If the lock is lost (a renew answers 404/409, or
             renewals keep failing until the validity runs out) CMD's process group gets SIGTERM,
             then SIGKILL after --grace, and lockctl exits 70.
             Exits with CMD's exit code, or 128 + the signal number if CMD died by a signal.

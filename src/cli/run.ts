@@ -12,6 +12,8 @@ export const FORWARDED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as c
 
 /** Bound on the release after CMD exits (all attempts together). */
 const RELEASE_BUDGET_MS = 5_000
+/** The same after the lock was lost: a courtesy that must not hold up the exit for long. */
+const LOST_RELEASE_BUDGET_MS = 1_000
 
 export function signalExitCode(signal: NodeJS.Signals | null | undefined): number {
   const n = signal ? constants.signals[signal] : undefined
@@ -50,6 +52,10 @@ export async function runLocked(client: LockServiceClient, o: Options, warn: (li
     interrupted.abort()
   }
   for (const s of FORWARDED_SIGNALS) process.on(s, onSignal)
+  // Ctrl-Z would stop lockctl (and its renewals) but not CMD, which has its own session: the lock
+  // would lapse under a running CMD. So lockctl does not stop.
+  const onStop = (): void => warn(`lockctl: ${context}: ignoring SIGTSTP (CMD runs under a lock that must keep being renewed)`)
+  process.on('SIGTSTP', onStop)
   // If lockctl itself dies (an unexpected error), CMD must not carry on without renewals.
   const onExit = (): void => signalGroup('SIGTERM')
   process.on('exit', onExit)
@@ -66,7 +72,7 @@ export async function runLocked(client: LockServiceClient, o: Options, warn: (li
       })
     } catch (err) {
       if (err instanceof AbortedError) {
-        warn(`${context}: interrupted by ${firstSignal} while acquiring`)
+        warn(`lockctl: ${context}: interrupted by ${firstSignal} while acquiring`)
         return signalExitCode(firstSignal)
       }
       if (err instanceof UnreachableError) throw unreachable(context, err)
@@ -75,11 +81,42 @@ export async function runLocked(client: LockServiceClient, o: Options, warn: (li
     if (reply.status !== 200 && reply.status !== 201) throw failure(context, reply)
     if (!isGrant(reply.body)) throw new CliError(EXIT.protocol, `${context}: the grant lacks its token or fence`)
     const grant: Grant = reply.body
-    const release = (): Promise<Reply | string> => releaseHold(client, path, grant.token)
+    const release = (budgetMs = RELEASE_BUDGET_MS): Promise<Reply | string> => releaseHold(client, path, grant.token, budgetMs)
     if (firstSignal) {
       await release()
-      warn(`${context}: interrupted by ${firstSignal} while acquiring`)
+      warn(`lockctl: ${context}: interrupted by ${firstSignal} while acquiring`)
       return signalExitCode(firstSignal)
+    }
+
+    // validityMs counts from when the service decided the grant, which lockctl only knows to lie
+    // between sending the request and receiving the answer: it takes the earlier. After a long wait in
+    // line that would leave little of the window, so a renew (which does not wait: its own send time
+    // is a close bound) re-anchors it before CMD starts.
+    let anchor = started
+    let validityMs = grant.validityMs
+    if (performance.now() - started > grant.validityMs / 3) {
+      const sent = performance.now()
+      let confirmed: Reply
+      try {
+        confirmed = await client.request('PUT', `${path}/renew`, { token: grant.token, timeoutMs: REQUEST_TIMEOUT_MS, signal: interrupted.signal })
+      } catch (err) {
+        await release()
+        if (err instanceof AbortedError) {
+          warn(`lockctl: ${context}: interrupted by ${firstSignal} while acquiring`)
+          return signalExitCode(firstSignal)
+        }
+        if (err instanceof UnreachableError) throw unreachable(context, err)
+        throw err
+      }
+      if (confirmed.status !== 200 || !isGrant(confirmed.body)) {
+        await release()
+        if (confirmed.status === 404 || confirmed.status === 409) {
+          throw new CliError(EXIT.notObtained, `${context}: the lock was granted after a wait but lapsed before it could be used (${errorOf(confirmed).error})`)
+        }
+        throw failure(context, confirmed)
+      }
+      anchor = sent
+      validityMs = confirmed.body.validityMs
     }
 
     // 2. Start CMD in its own process group (so that stopping it reaches its children too).
@@ -102,7 +139,7 @@ export async function runLocked(client: LockServiceClient, o: Options, warn: (li
     }
 
     // 3. Keep the lock while CMD runs.
-    const keeper = new Keeper(client, path, grant, started, o.graceMs, what, warn, signalGroup)
+    const keeper = new Keeper(client, path, grant.token, anchor + validityMs, validityMs, o.graceMs, what, warn, signalGroup)
     keeper.start()
     const { code, signal } = await exited
     keeper.stop()
@@ -114,7 +151,7 @@ export async function runLocked(client: LockServiceClient, o: Options, warn: (li
     }
     if (keeper.lost !== undefined) {
       signalGroup('SIGKILL', true) // whatever is left of CMD's group has no lock either
-      if (!keeper.gone) await release()
+      if (!keeper.gone) await release(LOST_RELEASE_BUDGET_MS)
       return EXIT.lockLost
     }
 
@@ -133,16 +170,17 @@ export async function runLocked(client: LockServiceClient, o: Options, warn: (li
     return code ?? signalExitCode(signal)
   } finally {
     for (const s of FORWARDED_SIGNALS) process.off(s, onSignal)
+    process.off('SIGTSTP', onStop)
     process.off('exit', onExit)
   }
 }
 
 /**
- * DELETE the hold, retrying transient failures (network, 503) within RELEASE_BUDGET_MS. Resolves to the
+ * DELETE the hold, retrying transient failures (network, 503) within `budgetMs`. Resolves to the
  * last reply, or to a description of the last network failure.
  */
-async function releaseHold(client: LockServiceClient, path: string, token: string): Promise<Reply | string> {
-  const until = performance.now() + RELEASE_BUDGET_MS
+async function releaseHold(client: LockServiceClient, path: string, token: string, budgetMs: number): Promise<Reply | string> {
+  const until = performance.now() + budgetMs
   let last: Reply | string = 'not attempted'
   for (let attempt = 0; ; attempt++) {
     const left = until - performance.now()
@@ -177,14 +215,15 @@ class Keeper {
   constructor(
     readonly client: LockServiceClient,
     readonly path: string,
-    readonly grant: Grant,
-    started: number,
+    readonly token: string,
+    deadline: number,
+    readonly validityMs: number,
     readonly graceMs: number,
     readonly what: string,
     readonly warn: (line: string) => void,
     readonly signalGroup: (signal: NodeJS.Signals) => void,
   ) {
-    this.deadline = started + grant.validityMs
+    this.deadline = deadline
   }
 
   start(): void {
@@ -219,7 +258,9 @@ class Keeper {
 
   async #loop(): Promise<void> {
     const stopped = this.#stopped.signal
-    let delay = this.grant.validityMs / 3
+    // The first renew is due a third of the way into the window, counted from its anchor (the
+    // request's send time), not from now: the acquire and starting CMD used some of it already.
+    let delay = Math.max(0, this.deadline - (2 * this.validityMs) / 3 - performance.now())
     let failing = false
     while (!stopped.aborted) {
       try {
@@ -232,7 +273,7 @@ class Keeper {
       let problem = ''
       try {
         reply = await this.client.request('PUT', `${this.path}/renew`, {
-          token: this.grant.token,
+          token: this.token,
           timeoutMs: Math.min(REQUEST_TIMEOUT_MS, Math.max(50, this.deadline - sent)),
           signal: stopped,
         })
