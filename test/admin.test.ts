@@ -16,10 +16,10 @@ for (const n of [1, 3]) {
     await app.inject({ method: 'POST', url: '/locks/team-a:released' }).then((r) => app.inject({ method: 'DELETE', url: '/locks/team-a:released', headers: { 'lock-token': r.json().token } }))
 
     const seen = new Set<string>()
-    let cursor: string | null = '0'
+    let cursor: string | null = ''
     let pages = 0
     while (cursor !== null && pages < 100) {
-      const res = await app.inject({ method: 'GET', url: `/locks?prefix=team-a:&limit=40&cursor=${cursor}` })
+      const res = await app.inject({ method: 'GET', url: `/locks?prefix=team-a:&limit=40${cursor ? `&cursor=${cursor}` : ''}` })
       t.equal(res.statusCode, 200)
       const page = lockListSchema.parse(res.json())
       t.ok(page.items.length <= 40 + 40, `page ${pages} is bounded (${page.items.length})`)
@@ -65,4 +65,18 @@ t.test('force-release: an exclusive lock, a write hold, one read hold by fence; 
 
   const list = rwLockListSchema.parse((await app.inject({ method: 'GET', url: '/rwlocks' })).json())
   t.same(list.items.map((i) => [i.key, i.readers]), [['shared', 1]], '/rwlocks lists what is held')
+})
+
+t.test('a listing whose node goes down between pages fails with 503 instead of skipping keys', async (t) => {
+  const nodes = await startRedisCluster(3, { t })
+  const { app } = await startApp(t, nodes.map((r) => r.url), { nodeTimeoutMs: 300 })
+  for (let i = 0; i < 60; i++) await app.inject({ method: 'POST', url: `/locks/page-${i}` })
+  const first = (await app.inject({ method: 'GET', url: '/locks?limit=10' })).json()
+  t.match(first.cursor, /^\d\.\d+$/, 'the cursor names the node being scanned')
+  await nodes[Number(first.cursor.split('.')[0])]!.kill()
+  const next = await app.inject({ method: 'GET', url: `/locks?limit=10&cursor=${first.cursor}` })
+  t.equal(next.statusCode, 503)
+  t.match(next.json().message, /start the listing again/)
+  const again = await app.inject({ method: 'GET', url: '/locks?limit=100' })
+  t.equal(again.statusCode, 200, 'a new listing scans a node that answers')
 })

@@ -35,7 +35,7 @@ export async function lockRoutes(fastify: FastifyInstance, options: HoldRoutesOp
       response: { 200: lockListSchema, ...errorResponses([400, 401, 403, 503]) },
     },
     handler: async (request) => {
-      const { prefix = '', limit = 100, cursor = '0' } = request.query
+      const { prefix = '', limit = 100, cursor } = request.query
       authorizeAdmin(request, 'list', { namespace: 'locks', prefix })
       const page = await options.engine.list('lock', prefix, limit, cursor)
       return { items: page.keys.flatMap(({ key, state }) => (state.writer ? [exclusiveView(key, state.writer, state.waiters)] : [])), cursor: page.cursor }
@@ -87,7 +87,7 @@ export async function rwlockRoutes(fastify: FastifyInstance, options: HoldRoutes
       response: { 200: rwLockListSchema, ...errorResponses([400, 401, 403, 503]) },
     },
     handler: async (request) => {
-      const { prefix = '', limit = 100, cursor = '0' } = request.query
+      const { prefix = '', limit = 100, cursor } = request.query
       authorizeAdmin(request, 'list', { namespace: 'rwlocks', prefix })
       const page = await options.engine.list('rw', prefix, limit, cursor)
       return { items: page.keys.map(({ key, state }) => rwView(key, state)), cursor: page.cursor }

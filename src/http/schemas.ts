@@ -150,7 +150,7 @@ export const listQuery = z.strictObject({
     .optional()
     .describe('Only keys that start with this'),
   limit: wholeNumber('limit', 1, 1000).optional().describe('Stop scanning once this many are found (default 100; a page may hold a few more)'),
-  cursor: z.string().regex(/^\d{1,20}$/, 'cursor must be a cursor from a previous page').optional(),
+  cursor: z.string().regex(/^\d{1,2}\.\d{1,20}$/, 'cursor must be a cursor from a previous page').optional(),
 })
 
 export const rwLockStateSchema = z.object({

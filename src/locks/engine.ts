@@ -210,29 +210,36 @@ export class LockEngine {
   }
 
   /**
-   * A page of held locks whose key starts with `prefix`, by SCAN (never KEYS) on the first node that
-   * answers, each then inspected by majority. Scanning stops once `limit` keys are found; a SCAN batch
-   * is never split (its cursor would skip the rest), so a page may hold a few more. `cursor` is SCAN's:
-   * a key may show on two pages, and locks held only on other nodes are not listed.
+   * A page of held locks whose key starts with `prefix`, by SCAN (never KEYS) on one node (the first
+   * that answers; later pages stay on it: the cursor names it), each then inspected by majority.
+   * Scanning stops once `limit` keys are found; a SCAN batch is never split (its cursor would skip the
+   * rest), so a page may hold a few more. A key may show on two pages; a lock held only on other nodes
+   * is not listed. If a key cannot be inspected, the page fails (503) rather than leave it out.
    */
-  async list(namespace: Namespace, prefix: string, limit: number, cursor: string): Promise<{ keys: { key: string; state: LockState }[]; cursor: string | null }> {
-    const node = this.quorum.nodes.find((n) => n.up)
-    if (!node) throw backendUnavailable(this.quorum, undefined, 'no_majority')
+  async list(namespace: Namespace, prefix: string, limit: number, cursor: string | undefined): Promise<{ keys: { key: string; state: LockState }[]; cursor: string | null }> {
+    const [nodeIndex, scanCursor] = cursor ? cursor.split('.') : [undefined, '0']
+    const node = nodeIndex === undefined ? this.quorum.nodes.find((n) => n.up) : this.quorum.nodes[Number(nodeIndex)]
+    if (!node || !node.up) {
+      throw new ServiceError(
+        'backend_unavailable',
+        nodeIndex === undefined ? 'no Redis node answers' : `the Redis node this listing was scanning (${nodeIndex}) is down: start the listing again`,
+        { nodes: this.quorum.describe() },
+        1000,
+      )
+    }
     const head = `${this.config.keyPrefix}${namespace}:{`
     const found = new Set<string>()
-    let next = cursor
+    let next = scanCursor ?? '0'
     for (let round = 0; round < 100 && found.size < limit; round++) {
       const [after, batch] = await node.client.scan(next, 'MATCH', `${head}${prefix}*}`, 'COUNT', limit, 'TYPE', 'hash')
       for (const redisKey of batch) found.add(redisKey.slice(head.length, -1))
       next = after
       if (next === '0') break
     }
-    const keys = await Promise.all(
-      [...found].sort().map(async (key) => ({ key, state: await this.inspect(namespace, key).catch(() => null) })),
-    )
+    const keys = await Promise.all([...found].sort().map(async (key) => ({ key, state: await this.inspect(namespace, key) })))
     return {
-      keys: keys.filter((k): k is { key: string; state: LockState } => k.state !== null && (k.state.writer !== null || k.state.readers > 0)),
-      cursor: next === '0' ? null : next,
+      keys: keys.filter((k) => k.state.writer !== null || k.state.readers > 0),
+      cursor: next === '0' ? null : `${node.index}.${next}`,
     }
   }
 
