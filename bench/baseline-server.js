@@ -1,0 +1,76 @@
+// The benchmark baselines: trivial Fastify servers answering the lock service's JSON shapes with as
+// little work as possible behind them. Each runs as its own process, started and loaded exactly like
+// the service (plain `node`, PORT/HOST/LOG_LEVEL from the environment, same load generator, same
+// requests). Plain JavaScript so it runs without a TypeScript loader, like dist/server.js.
+//
+// Without BASELINE_REDIS_URL ("baseline"): no validation, no Redis, no metrics — the ceiling this
+// machine gives an HTTP service in this run.
+//
+// With BASELINE_REDIS_URL ("redis floor"): the same routes, each doing the one Redis round trip a
+// lock operation cannot avoid (a tiny Lua script via EVALSHA on one ioredis connection: SET NX PX to
+// acquire, compare-and-delete to release; 409 when held, 404 when not). Nothing else: the floor for
+// any lock service built from Fastify + ioredis + one Redis on this machine.
+//
+//   POST   /locks/:key  → 201 { key, mode, token, fence, ttlMs, validityMs, expiresAt, holdCount } | 409
+//   DELETE /locks/:key  → 200 { key, released: true, holdCount: 0 } | 404
+//   GET    /readyz      → 200 { ready: true }
+import { randomBytes } from 'node:crypto'
+import Fastify from 'fastify'
+
+const TTL_MS = 30_000
+const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'warn' } })
+let fence = Date.now() * 1000
+
+const ACQUIRE = "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end return 0"
+const RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
+
+/** @type {{ acquire(key: string, token: string, ttl: number): Promise<number>, release(key: string, token: string): Promise<number>, quit(): Promise<unknown> } | undefined} */
+let redis
+if (process.env.BASELINE_REDIS_URL) {
+  const { Redis } = await import('ioredis')
+  const client = new Redis(process.env.BASELINE_REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 500 })
+  client.defineCommand('acquire', { numberOfKeys: 1, lua: ACQUIRE })
+  client.defineCommand('release', { numberOfKeys: 1, lua: RELEASE })
+  await new Promise((resolve) => client.once('ready', resolve))
+  redis = /** @type {any} */ (client)
+}
+
+app.post('/locks/:key', async (request, reply) => {
+  const { key } = /** @type {{ key: string }} */ (request.params)
+  const header = request.headers['lock-token']
+  const token = typeof header === 'string' ? header : randomBytes(16).toString('base64url')
+  if (redis && (await redis.acquire(`baseline:{${key}}`, token, TTL_MS)) !== 1) {
+    return reply.code(409).send({ error: 'lock_held', message: `lock "${key}" is held by another owner`, key, retryAfterMs: 1000 })
+  }
+  return reply.code(201).send({
+    key,
+    mode: 'exclusive',
+    token,
+    fence: ++fence,
+    ttlMs: TTL_MS,
+    validityMs: TTL_MS - Math.ceil(TTL_MS * 0.01 + 2),
+    expiresAt: new Date(Date.now() + TTL_MS).toISOString(),
+    holdCount: 1,
+  })
+})
+
+app.delete('/locks/:key', async (request, reply) => {
+  const { key } = /** @type {{ key: string }} */ (request.params)
+  const token = request.headers['lock-token']
+  if (redis && (await redis.release(`baseline:{${key}}`, String(token))) !== 1) {
+    return reply.code(404).send({ error: 'lock_not_found', message: `lock "${key}" is not held`, key })
+  }
+  return { key, released: true, holdCount: 0 }
+})
+
+app.get('/readyz', async () => ({ ready: true }))
+
+const stop = async () => {
+  await app.close()
+  await redis?.quit()
+  process.exit(0)
+}
+process.on('SIGTERM', () => void stop())
+process.on('SIGINT', () => void stop())
+
+await app.listen({ port: Number(process.env.PORT ?? 0), host: process.env.HOST ?? '127.0.0.1' })

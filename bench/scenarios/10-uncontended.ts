@@ -1,0 +1,93 @@
+/**
+ * Uncontended acquire + release on distinct keys (a new key every cycle), at 16 and 64 connections,
+ * the service (one Redis) against the baseline, measured back to back in every repetition. A third
+ * server, the "redis floor" (the baseline doing one Redis round trip per request and nothing else),
+ * shows how much of the gap any Fastify + ioredis lock service pays on this machine.
+ */
+import { acquireRelease } from '../lib/flows.js'
+import type { Scenario, TargetCheck } from '../lib/scenario.js'
+import { fmtMs, fmtNumber, fmtRatio, roundAll } from '../lib/stats.js'
+
+export const CONNECTIONS = [16, 64] as const
+export const TARGET_RATIO = 0.6
+
+const scenario: Scenario = {
+  id: 'uncontended',
+  title: 'Uncontended acquire + release (distinct keys)',
+  description:
+    'Each connection loops POST /locks/:key (201) then DELETE /locks/:key (200) on a new key every cycle. ' +
+    'Service on one Redis vs the baseline; ratios are ÷ baseline. "redis floor" = the baseline plus the one Redis round trip ' +
+    'per request no lock service can avoid (a one-line Lua script via ioredis): the best a Fastify + ioredis service can do here.',
+  async run(ctx) {
+    const [baseline, floor, service] = await Promise.all([ctx.baseline(), ctx.redisFloor(), ctx.service({ nodes: 1 })])
+    const names = ['baseline', 'redis floor', 'service']
+    const rows: string[][] = []
+    const figures: Record<string, unknown> = {}
+    const targets: TargetCheck[] = []
+    const notes: string[] = []
+    for (const connections of CONNECTIONS) {
+      const cmp = await ctx.compare(
+        [
+          { name: 'baseline', server: baseline },
+          { name: 'redis floor', server: floor },
+          { name: 'service', server: service },
+        ],
+        { connections, flow: acquireRelease },
+      )
+      notes.push(...cmp.errorNotes())
+      const byName: Record<string, unknown> = {}
+      for (const name of names) {
+        const m = {
+          cyclesPerSec: cmp.median(name, (r) => r.cyclesPerSec),
+          requestsPerSec: cmp.median(name, (r) => r.requestsPerSec),
+          p50Ms: cmp.median(name, (r) => r.latencyMs.p50),
+          p99Ms: cmp.median(name, (r) => r.latencyMs.p99),
+          serverUsPerRequest: cmp.median(name, (r) => r.cpu.serverUsPerRequest),
+          redisUsPerRequest: cmp.median(name, (r) => r.cpu.redisUsPerRequest),
+          loaderUsPerRequest: cmp.median(name, (r) => r.cpu.loaderUsPerRequest),
+          errors: cmp.errors(name),
+        }
+        const isBase = name === 'baseline'
+        const x = {
+          requestsPerSec: isBase ? 1 : cmp.ratio(name, 'baseline', (r) => r.requestsPerSec),
+          p50: isBase ? 1 : cmp.ratio(name, 'baseline', (r) => r.latencyMs.p50),
+          p99: isBase ? 1 : cmp.ratio(name, 'baseline', (r) => r.latencyMs.p99),
+        }
+        rows.push([
+          name,
+          String(connections),
+          fmtNumber(m.cyclesPerSec),
+          fmtNumber(m.requestsPerSec),
+          fmtRatio(x.requestsPerSec),
+          fmtMs(m.p50Ms),
+          fmtRatio(x.p50),
+          fmtMs(m.p99Ms),
+          fmtRatio(x.p99),
+          fmtNumber(m.serverUsPerRequest),
+        ])
+        byName[name] = { median: roundAll(m), ratioToBaseline: roundAll(x), runs: cmp.of(name) }
+        if (name === 'service') {
+          targets.push({
+            name: `uncontended req/s vs baseline, ${connections} connections`,
+            value: x.requestsPerSec,
+            shown: fmtRatio(x.requestsPerSec),
+            goal: `≥ ${TARGET_RATIO}×`,
+            pass: x.requestsPerSec >= TARGET_RATIO,
+            source: 'issue 7',
+          })
+        }
+      }
+      figures[`c${connections}`] = byName
+    }
+    return {
+      columns: ['server', 'conns', 'cycles/s', 'req/s', '× base', 'p50 ms', '× base', 'p99 ms', '× base', 'server CPU µs/req'],
+      rows,
+      figures,
+      targets,
+      notes,
+    }
+  },
+}
+
+export default scenario
+

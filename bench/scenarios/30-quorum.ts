@@ -1,0 +1,88 @@
+/**
+ * Quorum mode: the uncontended acquire + release flow against a service on 3 Redis nodes vs the same
+ * service on 1, back to back in every repetition (issue 3: N = 3 keeps ≥ 0.7 of N = 1's throughput).
+ * All nodes run on this one machine, so N = 3 also pays for two more redis-server processes' CPU.
+ */
+import { acquireRelease } from '../lib/flows.js'
+import type { Scenario, TargetCheck } from '../lib/scenario.js'
+import { fmtMs, fmtNumber, fmtRatio, roundAll } from '../lib/stats.js'
+
+const CONNECTIONS = [16, 64] as const
+const TARGET_RATIO = 0.7
+
+const scenario: Scenario = {
+  id: 'quorum',
+  title: 'Quorum: N = 3 Redis nodes vs N = 1 (uncontended acquire + release)',
+  description:
+    'The uncontended flow against the service on 3 redis-servers (Redlock majority of 2) and on 1, measured back to back. ' +
+    'Ratios are N3 ÷ N1.',
+  async run(ctx) {
+    const [n1, n3] = await Promise.all([ctx.service({ nodes: 1 }), ctx.service({ nodes: 3 })])
+    const rows: string[][] = []
+    const figures: Record<string, unknown> = {}
+    const targets: TargetCheck[] = []
+    const notes: string[] = []
+    for (const connections of CONNECTIONS) {
+      const cmp = await ctx.compare(
+        [
+          { name: 'N1', server: n1 },
+          { name: 'N3', server: n3 },
+        ],
+        { connections, flow: acquireRelease },
+      )
+      notes.push(...cmp.errorNotes())
+      const byName: Record<string, unknown> = {}
+      for (const name of ['N1', 'N3']) {
+        const m = {
+          cyclesPerSec: cmp.median(name, (r) => r.cyclesPerSec),
+          requestsPerSec: cmp.median(name, (r) => r.requestsPerSec),
+          p50Ms: cmp.median(name, (r) => r.latencyMs.p50),
+          p99Ms: cmp.median(name, (r) => r.latencyMs.p99),
+          serverUsPerRequest: cmp.median(name, (r) => r.cpu.serverUsPerRequest),
+          redisUsPerRequest: cmp.median(name, (r) => r.cpu.redisUsPerRequest),
+          errors: cmp.errors(name),
+        }
+        const isN1 = name === 'N1'
+        const x = {
+          requestsPerSec: isN1 ? 1 : cmp.ratio(name, 'N1', (r) => r.requestsPerSec),
+          p50: isN1 ? 1 : cmp.ratio(name, 'N1', (r) => r.latencyMs.p50),
+          p99: isN1 ? 1 : cmp.ratio(name, 'N1', (r) => r.latencyMs.p99),
+        }
+        rows.push([
+          name,
+          String(connections),
+          fmtNumber(m.cyclesPerSec),
+          fmtNumber(m.requestsPerSec),
+          fmtRatio(x.requestsPerSec),
+          fmtMs(m.p50Ms),
+          fmtRatio(x.p50),
+          fmtMs(m.p99Ms),
+          fmtRatio(x.p99),
+          fmtNumber(m.serverUsPerRequest),
+          fmtNumber(m.redisUsPerRequest),
+        ])
+        byName[name] = { median: roundAll(m), ratioToN1: roundAll(x), runs: cmp.of(name) }
+        if (!isN1) {
+          targets.push({
+            name: `quorum N3 ÷ N1 req/s, ${connections} connections`,
+            value: x.requestsPerSec,
+            shown: fmtRatio(x.requestsPerSec),
+            goal: `≥ ${TARGET_RATIO}×`,
+            pass: x.requestsPerSec >= TARGET_RATIO,
+            source: 'issue 3',
+          })
+        }
+      }
+      figures[`c${connections}`] = byName
+    }
+    return {
+      columns: ['nodes', 'conns', 'cycles/s', 'req/s', '× N1', 'p50 ms', '× N1', 'p99 ms', '× N1', 'server CPU µs/req', 'redis CPU µs/req'],
+      rows,
+      figures,
+      targets,
+      notes,
+    }
+  },
+}
+
+export default scenario
