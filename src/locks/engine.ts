@@ -13,8 +13,11 @@ import type { RedisNode } from '../redis/node.js'
 import { backendUnavailable, consensus, countWhere, failures, replies, type Reply } from './votes.js'
 
 type Attempt =
-  | { granted: true; grant: Grant; hold: 'read' | 'write'; attempt: string; votedYes: Set<RedisNode>; error: ServiceError }
+  | { granted: true; grant: Grant; hold: 'read' | 'write'; attempt: string; votedYes: Set<RedisNode> }
   | { granted: false; error: ServiceError; retry: boolean; wakeInMs: number; split: boolean }
+
+/** How far ahead of the service clock fences are proposed, so that the nodes' clocks stay below it. */
+const FENCE_HINT_LEAD_MS = 1000
 
 const isYes = (code: number) => code > 0
 const is = (wanted: number) => (code: number) => code === wanted
@@ -61,7 +64,7 @@ export class LockEngine {
         if (outcome.granted) {
           if (waiter.signal.aborted) {
             this.rollback(keys, outcome.hold, req.token, outcome.attempt)
-            throw this.room.abortReason() ?? outcome.error
+            throw this.room.abortReason() ?? clientGone()
           }
           if (waiter.wokenAt !== undefined) this.metrics.handoff.observe((performance.now() - waiter.wokenAt) / 1000)
           result = 'granted'
@@ -90,7 +93,7 @@ export class LockEngine {
   private async attempt(req: AcquireRequest, waiter?: Waiter): Promise<Attempt> {
     const started = performance.now()
     const grantedAt = Date.now()
-    const attempt = randomBytes(8).toString('base64url')
+    const attempt = nextAttemptId()
     const { keys, hold } = this.keys(req.mode, req.key)
     const args = [
       hold,
@@ -105,6 +108,7 @@ export class LockEngine {
       WAITER_LEASE_MS,
       this.config.maxWaiters,
       this.room.wakePrefix,
+      (Date.now() + FENCE_HINT_LEAD_MS) * 1000,
     ]
     const tally = await this.quorum.ask(
       (node) => node.run('acquire', keys.all, args) as Promise<Reply>,
@@ -140,7 +144,6 @@ export class LockEngine {
       hold,
       attempt,
       votedYes: new Set(tally.answers.filter((a) => a.ok && isYes(a.value[0] ?? 0)).map((a) => a.node)),
-      error: new ServiceError('lock_held', 'the client went away'),
       grant: {
         key: req.key,
         mode: req.mode,
@@ -342,6 +345,20 @@ function lockHeld(key: string, held: readonly Reply[]): ServiceError {
   const remaining = held.map((r) => r[1] ?? 0).sort((a, b) => a - b)
   const retryAfterMs = Math.max(1, remaining[Math.min(remaining.length, Math.floor(remaining.length / 2) + 1) - 1] ?? 1000)
   return new ServiceError('lock_held', `lock "${key}" is held by another owner`, { key, retryAfterMs }, retryAfterMs)
+}
+
+// Attempt ids only need to be unique among the attempts on one lock: a per-process random prefix and a
+// counter (cheaper than random bytes per attempt).
+const attemptPrefix = randomBytes(6).toString('base64url')
+let attemptCounter = 0
+function nextAttemptId(): string {
+  attemptCounter = (attemptCounter + 1) % Number.MAX_SAFE_INTEGER
+  return `${attemptPrefix}${attemptCounter.toString(36)}`
+}
+
+/** The answer nobody reads: the client of a waiting acquire hung up. */
+function clientGone(): ServiceError {
+  return new ServiceError('invalid_request', 'the client went away')
 }
 
 function withWaited(error: ServiceError, waitedMs: number): ServiceError {

@@ -8,7 +8,7 @@
 -- ARGV[7] most readers one lock may have
 -- ARGV[8] waiter id, '' for a request that does not wait   ARGV[9] its place in line, '' to take
 -- the next one   ARGV[10] waiter lease ms   ARGV[11] most waiters one lock may have
--- ARGV[12] wake channel prefix
+-- ARGV[12] wake channel prefix   ARGV[13] fence hint, µs (see include/fence.lua)
 --
 -- Returns  { 1, fence, holdCount, ttlMs }   GRANTED: a new hold
 --          { 2, fence, holdCount, ttlMs }   REGRANTED: this token already held it in this mode; TTL
@@ -24,7 +24,8 @@
 --@include fence
 
 local mode, tok, ttl, wid = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[8]
-local now = now_ms()
+local clock = now_us()
+local now = math.floor(clock / 1000)
 prune(now)
 if prune_line(now) > 0 then wake_front(now, ARGV[12], true) end
 
@@ -71,7 +72,7 @@ if mode == 'write' then
   local last_reader = last_expiry()
   if last_reader > now then return refused(last_reader - now) end
   if not may_pass(wid, mode) then return refused(0) end
-  local fence = next_fence(KEYS[3], ARGV[6])
+  local fence = next_fence(KEYS[3], ARGV[6], clock, ARGV[13])
   redis.call('HSET', KEYS[1], 'w', tok, 'wf', fmt(fence), 'wc', 1, 'wt', ttl, 'we', now + ttl, 'wa', ARGV[5], 'wac', 0)
   return granted(1, fence, 1)
 end
@@ -88,6 +89,6 @@ end
 if w and w ~= tok then return refused(tonumber(redis.call('HGET', KEYS[1], 'we')) - now) end
 if w ~= tok and not may_pass(wid, mode) then return refused(0) end
 if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[7]) then return { -5 } end
-local fence = next_fence(KEYS[3], ARGV[6])
+local fence = next_fence(KEYS[3], ARGV[6], clock, ARGV[13])
 put_reader(tok, { fence = fence, count = 1, ttl = ttl, att = ARGV[5], attc = 0 }, now + ttl)
 return granted(1, fence, 1)

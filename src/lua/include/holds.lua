@@ -11,9 +11,14 @@
 
 local WRITER_FIELDS = { 'w', 'wf', 'wc', 'wt', 'we', 'wa', 'wac' }
 
-local function now_ms()
+-- The Redis clock in microseconds.
+local function now_us()
   local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+
+local function now_ms()
+  return math.floor(now_us() / 1000)
 end
 
 local function fmt(n)
