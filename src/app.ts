@@ -10,7 +10,9 @@ import { installAuth } from './http/auth.js'
 import { lockRoutes, rwlockRoutes } from './http/locks.js'
 import { opsRoutes } from './http/ops.js'
 import { LockEngine } from './locks/engine.js'
-import { WaitRoom } from './locks/waiting.js'
+import { WAITER_LEASE_MS, WaitRoom, wakePrefix } from './locks/waiting.js'
+import { FENCE_MEMORY_MS } from './locks/keys.js'
+import { loadScripts } from './redis/scripts.js'
 import { Observed } from './locks/observe.js'
 import { createMetrics, type Metrics } from './metrics.js'
 import { createQuorum, type Quorum } from './redis/quorum.js'
@@ -69,7 +71,14 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   if (!config.auth) fastify.log.warn('AUTH_FILE is not set: the service is open to every client that can reach it')
 
   const metrics = createMetrics()
-  const quorum = createQuorum(config.redisUrls, { timeoutMs: config.nodeTimeoutMs, maxTtlMs: config.maxTtlMs }, metrics)
+  const scripts = loadScripts({
+    FENCE_MEMORY_MS,
+    MAX_READERS: config.maxReaders,
+    MAX_WAITERS: config.maxWaiters,
+    WAITER_LEASE_MS,
+    WAKE_PREFIX: wakePrefix(config.keyPrefix),
+  })
+  const quorum = createQuorum(config.redisUrls, { timeoutMs: config.nodeTimeoutMs, maxTtlMs: config.maxTtlMs, scripts }, metrics)
   try {
     await quorum.connect(Math.max(config.nodeTimeoutMs, 2000))
   } catch (err) {
@@ -77,7 +86,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     await fastify.close()
     throw err
   }
-  const waitRoom = new WaitRoom(quorum, config.keyPrefix, config.maxWaiters, metrics)
+  const waitRoom = new WaitRoom(quorum, wakePrefix(config.keyPrefix), config.maxWaiters, metrics)
   await waitRoom.start()
   const engine = new LockEngine(quorum, config, waitRoom, metrics)
   const app: App = Object.assign(fastify, { quorum, metrics, engine, waitRoom })

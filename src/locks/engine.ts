@@ -4,10 +4,10 @@ import { ServiceError } from '../errors.js'
 import type { Config } from '../config.js'
 import type { Quorum, Tally } from '../redis/quorum.js'
 import { ScriptCode } from '../redis/scripts.js'
-import { FENCE_MEMORY_MS, lockKeys, type LockKeys, type Namespace } from './keys.js'
+import { lockKeys, type LockKeys, type Namespace } from './keys.js'
 import { storageOf, type AcquireRequest, type Grant, type LockMode, type LockState, type Release, type ReleaseRequest, type RenewRequest } from './types.js'
 import { validityMs } from './validity.js'
-import { WAITER_LEASE_MS, type WaitRoom, type Waiter } from './waiting.js'
+import type { WaitRoom, Waiter } from './waiting.js'
 import type { Metrics } from '../metrics.js'
 import type { RedisNode } from '../redis/node.js'
 import { backendUnavailable, consensus, countWhere, failures, replies, type Reply } from './votes.js'
@@ -95,21 +95,7 @@ export class LockEngine {
     const grantedAt = Date.now()
     const attempt = nextAttemptId()
     const { keys, hold } = this.keys(req.mode, req.key)
-    const args = [
-      hold,
-      req.token,
-      req.ttlMs,
-      req.reentrant ? 1 : 0,
-      attempt,
-      FENCE_MEMORY_MS,
-      this.config.maxReaders,
-      waiter?.id ?? '',
-      waiter?.place ?? '',
-      WAITER_LEASE_MS,
-      this.config.maxWaiters,
-      this.room.wakePrefix,
-      (Date.now() + FENCE_HINT_LEAD_MS) * 1000,
-    ]
+    const args = [hold, req.token, req.ttlMs, req.reentrant ? 1 : 0, attempt, waiter?.id ?? '', waiter?.place ?? '', (Date.now() + FENCE_HINT_LEAD_MS) * 1000]
     const tally = await this.quorum.ask(
       (node) => node.run('acquire', keys.all, args) as Promise<Reply>,
       (t) => grantVotes(t).length >= t.majority || countWhere(t, (c) => c < 0) >= t.majority,
@@ -188,7 +174,7 @@ export class LockEngine {
   async release(req: ReleaseRequest): Promise<Release> {
     const { keys, hold } = this.keys(req.mode, req.key)
     const tally = await this.quorum.ask(
-      (node) => node.run('release', keys.all, [hold, req.token, this.room.wakePrefix]) as Promise<Reply>,
+      (node) => node.run('release', keys.all, [hold, req.token]) as Promise<Reply>,
       settledByMajority,
     )
     const done = replies(tally).filter((r) => isYes(r[0] ?? 0))
@@ -201,7 +187,7 @@ export class LockEngine {
   async forceRelease(mode: LockMode, key: string, fence: number | undefined): Promise<Release> {
     const { keys, hold } = this.keys(mode, key)
     const tally = await this.quorum.ask(
-      (node) => node.run('force_release', keys.all, [hold, fence ?? 0, this.room.wakePrefix]) as Promise<number>,
+      (node) => node.run('force_release', keys.all, [hold, fence ?? 0]) as Promise<number>,
       (t) => t.answers.filter((a) => a.ok).length === t.size,
     )
     const answered = tally.answers.flatMap((a) => (a.ok ? [a.value] : []))
@@ -304,13 +290,13 @@ export class LockEngine {
   private rollback(keys: LockKeys, hold: string, token: string, attempt: string, tally?: Tally<Reply>): void {
     const untouched = new Set(tally?.answers.filter((a) => a.ok && (a.value[0] ?? 0) < 0).map((a) => a.node))
     for (const node of this.quorum.nodes) {
-      if (!untouched.has(node)) node.run('rollback', keys.all, [hold, token, attempt, this.room.wakePrefix]).catch(() => undefined)
+      if (!untouched.has(node)) node.run('rollback', keys.all, [hold, token, attempt]).catch(() => undefined)
     }
   }
 
   private async commitFence(keys: LockKeys, hold: string, token: string, fence: number): Promise<boolean> {
     const tally = await this.quorum.ask(
-      (node) => node.run('fence_commit', keys.all, [hold, token, fence, FENCE_MEMORY_MS]),
+      (node) => node.run('fence_commit', keys.all, [hold, token, fence]),
       (t) => t.answers.filter((a) => a.ok).length >= t.majority,
     )
     return tally.answers.filter((a) => a.ok).length >= tally.majority

@@ -10,6 +10,11 @@ import type { LockKeys } from './keys.js'
 export const WAITER_LEASE_MS = 3000
 const TOUCH_EVERY_MS = 1000
 
+/** The channel prefix of wake-up pushes; a replica listens on prefix + its id. */
+export function wakePrefix(keyPrefix: string): string {
+  return `${keyPrefix}wake:`
+}
+
 export type WakeReason = 'woken' | 'timer' | 'aborted'
 
 /** One request parked in line on this replica. */
@@ -65,7 +70,6 @@ export class Waiter {
  */
 export class WaitRoom {
   readonly replicaId = randomBytes(6).toString('base64url')
-  readonly wakePrefix: string
   private next = 0
   private readonly waiters = new Map<string, Waiter>()
   private readonly byLock = new Map<string, Set<Waiter>>()
@@ -75,12 +79,10 @@ export class WaitRoom {
 
   constructor(
     private readonly quorum: Quorum,
-    keyPrefix: string,
+    readonly wakePrefix: string,
     private readonly maxWaiters: number,
     private readonly metrics: Metrics,
-  ) {
-    this.wakePrefix = `${keyPrefix}wake:`
-  }
+  ) {}
 
   get size(): number {
     return this.waiters.size
@@ -139,7 +141,7 @@ export class WaitRoom {
     group?.delete(waiter)
     if (group?.size === 0) this.byLock.delete(waiter.keys.holds)
     this.metrics.waiters.set(this.waiters.size)
-    for (const node of onNodes) node.run('leave', waiter.keys.all, [waiter.id, this.wakePrefix]).catch(() => undefined)
+    for (const node of onNodes) node.run('leave', waiter.keys.all, [waiter.id]).catch(() => undefined)
   }
 
   /** Why a waiter stopped waiting without a grant. */
@@ -152,7 +154,7 @@ export class WaitRoom {
       const ids = [...group].map((w) => w.id)
       const keys = group.values().next().value?.keys
       if (!keys || ids.length === 0) continue
-      for (const node of this.quorum.nodes) node.run('touch', keys.all, [WAITER_LEASE_MS, this.wakePrefix, ...ids]).catch(() => undefined)
+      for (const node of this.quorum.nodes) node.run('touch', keys.all, ids).catch(() => undefined)
     }
   }
 

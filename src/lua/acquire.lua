@@ -4,11 +4,9 @@
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua)
 -- ARGV[1] mode: 'read' | 'write'   ARGV[2] token   ARGV[3] ttl ms   ARGV[4] reentrant: '1' | '0'
--- ARGV[5] attempt id   ARGV[6] how long the fence counter outlives its last use, ms
--- ARGV[7] most readers one lock may have
--- ARGV[8] waiter id, '' for a request that does not wait   ARGV[9] its place in line, '' to take
--- the next one   ARGV[10] waiter lease ms   ARGV[11] most waiters one lock may have
--- ARGV[12] wake channel prefix   ARGV[13] fence hint, µs (see include/fence.lua)
+-- ARGV[5] attempt id   ARGV[6] waiter id, '' for a request that does not wait
+-- ARGV[7] its place in line, '' to take the next one   ARGV[8] fence hint, µs (include/fence.lua)
+-- Settings: include/settings.lua
 --
 -- Returns  { 1, fence, holdCount, ttlMs }   GRANTED: a new hold
 --          { 2, fence, holdCount, ttlMs }   REGRANTED: this token already held it in this mode; TTL
@@ -23,30 +21,29 @@
 --@include queue
 --@include fence
 
-local mode, tok, ttl, wid = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[8]
+local mode, tok, ttl, wid = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[6]
 local clock = now_us()
 local now = math.floor(clock / 1000)
 prune(now)
-if prune_line(now) > 0 then wake_front(now, ARGV[12], true) end
+if prune_line(now) > 0 then wake_front(now, true) end
 
 local function granted(code, fence, count)
   if wid ~= '' and redis.call('ZSCORE', KEYS[4], wid) then leave_line(wid) end
   refresh_ttl(now)
   -- Readers behind a reader granted from the line may pass too.
-  wake_front(now, ARGV[12], false)
+  wake_front(now, false)
   return { code, fence, count, ttl }
 end
 
 local function refused(conflict_ms)
-  local lease = tonumber(ARGV[10])
   if wid ~= '' then
     if redis.call('ZSCORE', KEYS[4], wid) then
-      redis.call('HSET', KEYS[6], wid, mode .. '|' .. (now + lease))
-      keep_line(lease)
-    elseif redis.call('ZCARD', KEYS[4]) >= tonumber(ARGV[11]) then
+      redis.call('HSET', KEYS[6], wid, mode .. '|' .. (now + WAITER_LEASE_MS))
+      keep_line()
+    elseif redis.call('ZCARD', KEYS[4]) >= MAX_WAITERS then
       return { -6 }
     else
-      join_line(wid, mode, ARGV[9], now + lease, lease)
+      join_line(wid, mode, ARGV[7], now + WAITER_LEASE_MS)
     end
   end
   local front = may_pass(wid, mode)
@@ -72,7 +69,7 @@ if mode == 'write' then
   local last_reader = last_expiry()
   if last_reader > now then return refused(last_reader - now) end
   if not may_pass(wid, mode) then return refused(0) end
-  local fence = next_fence(KEYS[3], ARGV[6], clock, ARGV[13])
+  local fence = next_fence(KEYS[3], clock, ARGV[8])
   redis.call('HSET', KEYS[1], 'w', tok, 'wf', fmt(fence), 'wc', 1, 'wt', ttl, 'we', now + ttl, 'wa', ARGV[5], 'wac', 0)
   return granted(1, fence, 1)
 end
@@ -88,7 +85,7 @@ end
 -- A writer may take a read hold with its own token (then release the write: a downgrade, no gap).
 if w and w ~= tok then return refused(tonumber(redis.call('HGET', KEYS[1], 'we')) - now) end
 if w ~= tok and not may_pass(wid, mode) then return refused(0) end
-if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[7]) then return { -5 } end
-local fence = next_fence(KEYS[3], ARGV[6], clock, ARGV[13])
+if redis.call('ZCARD', KEYS[2]) >= MAX_READERS then return { -5 } end
+local fence = next_fence(KEYS[3], clock, ARGV[8])
 put_reader(tok, { fence = fence, count = 1, ttl = ttl, att = ARGV[5], attc = 0 }, now + ttl)
 return granted(1, fence, 1)

@@ -5,7 +5,6 @@
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua)
 -- ARGV[1] mode: 'read' | 'write'   ARGV[2] token   ARGV[3] fence
--- ARGV[4] how long the fence counter outlives its last use, ms
 --
 -- Returns  1 when the node's hold (of this token) now carries the fence, 0 when only the counter
 --          was raised (the node does not hold the lock for this token)
@@ -13,7 +12,7 @@
 
 local mode, tok, fence = ARGV[1], ARGV[2], tonumber(ARGV[3])
 if fence > tonumber(redis.call('GET', KEYS[3]) or '0') then
-  redis.call('SET', KEYS[3], ARGV[3], 'PX', ARGV[4])
+  redis.call('SET', KEYS[3], ARGV[3], 'PX', FENCE_MEMORY_MS)
 end
 if mode == 'write' then
   if redis.call('HGET', KEYS[1], 'w') ~= tok then return 0 end

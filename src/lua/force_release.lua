@@ -4,7 +4,6 @@
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua)
 -- ARGV[1] mode: 'read' | 'write'   ARGV[2] fence of the read hold (ignored for 'write')
--- ARGV[3] wake channel prefix
 --
 -- Returns  1 when a hold was dropped, 0 when there was no such hold
 --@include holds
@@ -31,6 +30,6 @@ else
 end
 if dropped == 1 then
   refresh_ttl(now)
-  wake_front(now, ARGV[3], false)
+  wake_front(now, false)
 end
 return dropped

@@ -3,7 +3,7 @@
 --
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua)
--- ARGV[1] mode: 'read' | 'write'   ARGV[2] token   ARGV[3] wake channel prefix
+-- ARGV[1] mode: 'read' | 'write'   ARGV[2] token
 --
 -- Returns  { 1, 0 }           RELEASED: this token's hold is gone
 --          { 2, holdCount }   DECREMENTED: a reentrant hold still has holdCount holds
@@ -25,7 +25,7 @@ if mode == 'write' then
   if count > 0 then return { 2, count } end
   redis.call('HDEL', KEYS[1], unpack(WRITER_FIELDS))
   refresh_ttl(now)
-  wake_front(now, ARGV[3], false)
+  wake_front(now, false)
   return { 1, 0 }
 end
 
@@ -41,5 +41,5 @@ if r.count > 1 then
 end
 drop_reader(tok)
 refresh_ttl(now)
-wake_front(now, ARGV[3], false)
+wake_front(now, false)
 return { 1, 0 }

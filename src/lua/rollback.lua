@@ -3,7 +3,7 @@
 --
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua)
--- ARGV[1] mode: 'read' | 'write'   ARGV[2] token   ARGV[3] attempt id   ARGV[4] wake channel prefix
+-- ARGV[1] mode: 'read' | 'write'   ARGV[2] token   ARGV[3] attempt id
 --
 -- Returns  1 when this attempt's change was undone (a new hold dropped, or its count put back),
 --          0 when nothing of this attempt's was left
@@ -22,7 +22,7 @@ if mode == 'write' then
     redis.call('HSET', KEYS[1], 'wc', h[3], 'wa', '')
   end
   refresh_ttl(now)
-  wake_front(now, ARGV[4], false)
+  wake_front(now, false)
   return 1
 end
 
@@ -35,5 +35,5 @@ else
   put_reader(tok, r, nil)
 end
 refresh_ttl(now)
-wake_front(now, ARGV[4], false)
+wake_front(now, false)
 return 1

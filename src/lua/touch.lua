@@ -3,22 +3,21 @@
 --
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua)
--- ARGV[1] lease ms   ARGV[2] wake channel prefix   ARGV[3..] waiter ids
+-- ARGV[1..] waiter ids
 --
 -- Returns  how many of the given waiters were still in line
 --@include holds
 --@include queue
 
 local now = now_ms()
-local lease = tonumber(ARGV[1])
 local present = 0
-for i = 3, #ARGV do
+for i = 1, #ARGV do
   local mode = waiter_mode(ARGV[i])
   if mode then
-    redis.call('HSET', KEYS[6], ARGV[i], mode .. '|' .. (now + lease))
+    redis.call('HSET', KEYS[6], ARGV[i], mode .. '|' .. (now + WAITER_LEASE_MS))
     present = present + 1
   end
 end
-if present > 0 then keep_line(lease) end
-if prune_line(now) > 0 then wake_front(now, ARGV[2], true) end
+if present > 0 then keep_line() end
+if prune_line(now) > 0 then wake_front(now, true) end
 return present

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks'
 import { Redis } from 'ioredis'
-import { SCRIPT_KEY_COUNT, loadScripts, type ScriptName } from './scripts.js'
+import { SCRIPT_KEY_COUNT, type ScriptName } from './scripts.js'
 import type { Metrics } from '../metrics.js'
 
 export interface NodeStatus {
@@ -20,6 +20,8 @@ export interface NodeOptions {
    * granted again through it. 0 disables it (a quorum of one has no other node to carry on with).
    */
   quarantineMs: number
+  /** The Lua scripts, settings included (loadScripts). */
+  scripts: ReadonlyMap<ScriptName, string>
 }
 
 export type NodeFailure = 'timeout' | 'unavailable' | 'error'
@@ -86,7 +88,7 @@ export class RedisNode {
       this.role = undefined
     })
     this.metrics.nodeUp.set({ node: String(index) }, 0)
-    for (const [name, lua] of loadScripts()) {
+    for (const [name, lua] of options.scripts) {
       this.client.defineCommand(name, { numberOfKeys: SCRIPT_KEY_COUNT, lua })
     }
   }

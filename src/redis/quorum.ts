@@ -1,4 +1,5 @@
 import { NodeError, RedisNode, type NodeFailure, type NodeStatus } from './node.js'
+import type { ScriptName } from './scripts.js'
 import type { Metrics } from '../metrics.js'
 
 /** What one node said: a reply, or why it gave none (still pending when the vote settled = timeout). */
@@ -90,10 +91,14 @@ export class Quorum {
   }
 }
 
-export function createQuorum(urls: readonly string[], options: { timeoutMs: number; maxTtlMs: number }, metrics: Metrics): Quorum {
+export function createQuorum(
+  urls: readonly string[],
+  options: { timeoutMs: number; maxTtlMs: number; scripts: ReadonlyMap<ScriptName, string> },
+  metrics: Metrics,
+): Quorum {
   const quarantineMs = urls.length >= 3 ? options.maxTtlMs : 0
   return new Quorum(
-    urls.map((url, index) => new RedisNode(index, url, { timeoutMs: options.timeoutMs, quarantineMs }, metrics)),
+    urls.map((url, index) => new RedisNode(index, url, { timeoutMs: options.timeoutMs, quarantineMs, scripts: options.scripts }, metrics)),
     metrics,
   )
 }

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs'
 
 /**
  * The Lua scripts in src/lua, read once at start. A line `--@include NAME` is replaced by
- * src/lua/include/NAME.lua, so helpers shared by several scripts live in one file.
+ * src/lua/include/NAME.lua, so helpers shared by several scripts live in one file, and every script
+ * starts with include/settings.lua, its `{{NAME}}` placeholders filled from ScriptSettings.
  * ioredis' defineCommand then runs each one by EVALSHA (falling back to EVAL after a SCRIPT FLUSH
  * or a restarted node).
  */
@@ -22,11 +23,30 @@ function expandIncludes(source: string): string {
   return source.replace(/^--@include (\w+)$/gm, (_line, name: string) => readLua(`include/${name}.lua`))
 }
 
-let cache: ReadonlyMap<ScriptName, string> | undefined
+/** Per-service settings the scripts read as constants (include/settings.lua). */
+export interface ScriptSettings {
+  FENCE_MEMORY_MS: number
+  MAX_READERS: number
+  MAX_WAITERS: number
+  WAITER_LEASE_MS: number
+  /** KEY_PREFIX + 'wake:' (lock-key characters only: safe inside a Lua string) */
+  WAKE_PREFIX: string
+}
 
-export function loadScripts(): ReadonlyMap<ScriptName, string> {
-  cache ??= new Map(scriptNames.map((name) => [name, expandIncludes(readLua(`${name}.lua`))]))
-  return cache
+const sources = new Map<ScriptName, string>()
+
+export function loadScripts(settings: ScriptSettings): ReadonlyMap<ScriptName, string> {
+  const header = readLua('include/settings.lua').replace(/\{\{(\w+)\}\}/g, (_m, name: string) => {
+    const value = settings[name as keyof ScriptSettings]
+    if (value === undefined) throw new Error(`include/settings.lua: no setting ${name}`)
+    return String(value)
+  })
+  return new Map(
+    scriptNames.map((name) => {
+      if (!sources.has(name)) sources.set(name, expandIncludes(readLua(`${name}.lua`)))
+      return [name, `${header}\n${sources.get(name)}`]
+    }),
+  )
 }
 
 /** Named codes the scripts return in the first slot of their reply. */

@@ -1,13 +1,13 @@
--- include/fence.lua — next_fence(counter_key, keep_ms, now_us, hint): the next fencing token.
+-- include/fence.lua — next_fence(counter_key, now_us, hint): the next fencing token.
 -- The fence is max(last + 1, Redis TIME in µs, hint): strictly above every fence this counter issued,
 -- and never below the server clock, so a counter lost in a Redis restart cannot go back. The hint
 -- (the service's clock plus a lead, at most a day ahead of this node's) makes the nodes of a quorum
 -- propose the same fence, so that no second round is needed to store it on a majority.
 -- Fences stay below 2^53 (exact in Lua doubles and JSON numbers) until about the year 2255.
-local function next_fence(counter_key, keep_ms, now, hint)
+local function next_fence(counter_key, now, hint)
   local floor = math.max(now, math.min(tonumber(hint), now + 86400000000))
   local last = tonumber(redis.call('GET', counter_key) or '0')
   local fence = math.max(last + 1, floor)
-  redis.call('SET', counter_key, string.format('%.0f', fence), 'PX', keep_ms)
+  redis.call('SET', counter_key, string.format('%.0f', fence), 'PX', FENCE_MEMORY_MS)
   return fence
 end

@@ -35,16 +35,16 @@ local function prune_line(now)
 end
 
 -- The line's keys outlive the leases of its waiters, and no more.
-local function keep_line(lease_ms)
-  for i = 4, 6 do redis.call('PEXPIRE', KEYS[i], lease_ms * 2) end
+local function keep_line()
+  for i = 4, 6 do redis.call('PEXPIRE', KEYS[i], WAITER_LEASE_MS * 2) end
 end
 
-local function join_line(id, mode, score, lease_until, lease_ms)
+local function join_line(id, mode, score, lease_until)
   if score == '' then score = redis.call('HINCRBY', KEYS[6], '#', 1) end
   redis.call('ZADD', KEYS[4], score, id)
   if mode == 'write' then redis.call('ZADD', KEYS[5], score, id) end
   redis.call('HSET', KEYS[6], id, mode .. '|' .. lease_until)
-  keep_line(lease_ms)
+  keep_line()
 end
 
 -- May this request take a compatible lock now, given the line? A new arrival only when nobody waits;
@@ -67,14 +67,14 @@ local function head_lease_ms(now)
   return math.max(lease - now, 1)
 end
 
-local function wake(prefix, id)
-  redis.call('PUBLISH', prefix .. string.match(id, '^([^.]+)'), id)
+local function wake(id)
+  redis.call('PUBLISH', WAKE_PREFIX .. string.match(id, '^([^.]+)'), id)
 end
 
 -- Wake the waiter(s) at the front of the line: a writer at the head, or the run of readers at the
 -- head. Unless `always`, only when they can proceed now (the lock is free for them); `always` is
 -- for a front that just changed, so the new front learns how long to sleep. Nobody else is woken.
-local function wake_front(now, prefix, always)
+local function wake_front(now, always)
   if redis.call('EXISTS', KEYS[4]) == 0 then return end
   prune_line(now)
   local ids = redis.call('ZRANGE', KEYS[4], 0, 99)
@@ -83,10 +83,10 @@ local function wake_front(now, prefix, always)
   for i, id in ipairs(ids) do
     local mode = waiter_mode(id)
     if mode == 'write' then
-      if i == 1 and (always or redis.call('EXISTS', KEYS[1]) == 0) then wake(prefix, id) end
+      if i == 1 and (always or redis.call('EXISTS', KEYS[1]) == 0) then wake(id) end
       return
     end
     if writer_holds and not always then return end
-    wake(prefix, id)
+    wake(id)
   end
 end

@@ -1,0 +1,7 @@
+-- include/settings.lua — this service's settings, written into every script's text when the scripts
+-- are loaded (src/redis/scripts.ts), so that no call has to send them.
+local FENCE_MEMORY_MS = {{FENCE_MEMORY_MS}}   -- how long a fence counter outlives its last use
+local MAX_READERS = {{MAX_READERS}}           -- most read holds one lock may have
+local MAX_WAITERS = {{MAX_WAITERS}}           -- most waiters one lock may have
+local WAITER_LEASE_MS = {{WAITER_LEASE_MS}}   -- a waiter's place lapses unless renewed within this
+local WAKE_PREFIX = '{{WAKE_PREFIX}}'         -- wake-ups go to WAKE_PREFIX .. <replica id>
