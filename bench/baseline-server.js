@@ -13,7 +13,13 @@
 //
 //   POST   /locks/:key  → 201 { key, mode, token, fence, ttlMs, validityMs, expiresAt, holdCount } | 409
 //   DELETE /locks/:key  → 200 { key, released: true, holdCount: 0 } | 404
+//   POST   /rwlocks/:key/read|write  → 201, the same grant shape with mode 'read' | 'write' | 409
+//   DELETE /rwlocks/:key/read|write  → 200 { key, released: true, holdCount: 0 } | 404
 //   GET    /readyz      → 200 { ready: true }
+//
+// The /rwlocks routes grant every hold (no read/write exclusion: they measure the HTTP cost of the
+// read-write routes, not their semantics); with BASELINE_REDIS_URL each does its one round trip on a
+// key of its own per hold (mode and token), so holds never conflict there either.
 import { randomBytes } from 'node:crypto'
 import Fastify from 'fastify'
 
@@ -35,6 +41,20 @@ if (process.env.BASELINE_REDIS_URL) {
   redis = /** @type {any} */ (client)
 }
 
+/** @param {string} key @param {string} mode @param {string} token */
+function grantBody(key, mode, token) {
+  return {
+    key,
+    mode,
+    token,
+    fence: ++fence,
+    ttlMs: TTL_MS,
+    validityMs: TTL_MS - Math.ceil(TTL_MS * 0.01 + 2),
+    expiresAt: new Date(Date.now() + TTL_MS).toISOString(),
+    holdCount: 1,
+  }
+}
+
 app.post('/locks/:key', async (request, reply) => {
   const { key } = /** @type {{ key: string }} */ (request.params)
   const header = request.headers['lock-token']
@@ -42,16 +62,7 @@ app.post('/locks/:key', async (request, reply) => {
   if (redis && (await redis.acquire(`baseline:{${key}}`, token, TTL_MS)) !== 1) {
     return reply.code(409).send({ error: 'lock_held', message: `lock "${key}" is held by another owner`, key, retryAfterMs: 1000 })
   }
-  return reply.code(201).send({
-    key,
-    mode: 'exclusive',
-    token,
-    fence: ++fence,
-    ttlMs: TTL_MS,
-    validityMs: TTL_MS - Math.ceil(TTL_MS * 0.01 + 2),
-    expiresAt: new Date(Date.now() + TTL_MS).toISOString(),
-    holdCount: 1,
-  })
+  return reply.code(201).send(grantBody(key, 'exclusive', token))
 })
 
 app.delete('/locks/:key', async (request, reply) => {
@@ -62,6 +73,27 @@ app.delete('/locks/:key', async (request, reply) => {
   }
   return { key, released: true, holdCount: 0 }
 })
+
+for (const mode of ['read', 'write']) {
+  app.post(`/rwlocks/:key/${mode}`, async (request, reply) => {
+    const { key } = /** @type {{ key: string }} */ (request.params)
+    const header = request.headers['lock-token']
+    const token = typeof header === 'string' ? header : randomBytes(16).toString('base64url')
+    if (redis && (await redis.acquire(`baseline:{rw:${key}}:${mode}:${token}`, token, TTL_MS)) !== 1) {
+      return reply.code(409).send({ error: 'lock_held', message: `read-write lock "${key}" is held by another owner`, key, retryAfterMs: 1000 })
+    }
+    return reply.code(201).send(grantBody(key, mode, token))
+  })
+
+  app.delete(`/rwlocks/:key/${mode}`, async (request, reply) => {
+    const { key } = /** @type {{ key: string }} */ (request.params)
+    const token = String(request.headers['lock-token'])
+    if (redis && (await redis.release(`baseline:{rw:${key}}:${mode}:${token}`, token)) !== 1) {
+      return reply.code(404).send({ error: 'lock_not_found', message: `read-write lock "${key}" is not held by this token`, key })
+    }
+    return { key, released: true, holdCount: 0 }
+  })
+}
 
 app.get('/readyz', async () => ({ ready: true }))
 

@@ -1,0 +1,196 @@
+/**
+ * One hot key with waiting clients (issue 5): every connection loops POST /locks/<hot>?ttl=5s&wait=10s
+ * with its own token, holds the grant for ~0 ms and DELETEs it, at 16 and at 64 connections. The
+ * service parks all but one of them in line and hands the lock over on each release (push wake-up).
+ *
+ * - grants/s: 201s per second on the one key (every cycle is one grant: POST + DELETE);
+ * - hand-off: measured in this process as the time from a DELETE being sent to the next 201 received
+ *   on any connection (one shared "last release sent at" per run). It includes the release's trip to
+ *   the service, the release script, the push to the waiter's replica, the waiter's acquire script
+ *   and the grant's trip back, but not the DELETE's own answer;
+ * - fairness: grants per connection over the measured window, fewest and most, and max ÷ min.
+ *
+ * The baseline runs the same flow. It grants every POST at once (no exclusion), so for it this is
+ * the uncontended acquire + release: its grants/s is this machine's HTTP ceiling for the cycle, and
+ * "× base" is service ÷ baseline in the same repetition. Hand-off means nothing there (its holds
+ * overlap), so it is not shown for it.
+ */
+import { performance } from 'node:perf_hooks'
+import { expectStatus, tokenHeaders } from '../lib/flows.js'
+import type { Flow, LoadResult } from '../lib/load.js'
+import type { Scenario, TargetCheck } from '../lib/scenario.js'
+import { fmtMs, fmtNumber, fmtRatio, median, roundAll } from '../lib/stats.js'
+
+const CONNECTIONS = [16, 64] as const
+const TTL = '5s'
+const WAIT = '10s'
+/** Targets from issue 5. */
+const TARGET_HANDOFF_P50_MS = 2
+const TARGET_GRANTS_PER_SEC_16 = 1000
+const TARGET_FAIRNESS = 1.5
+
+/** Per load run: when the latest DELETE was sent (performance.now()), until the next grant consumes it. */
+const lastReleaseSentAt = new Map<string, number | undefined>()
+
+const hotKeyFlow: Flow = async (ctx) => {
+  const headers = tokenHeaders(ctx)
+  const path = `/locks/hot.${ctx.runId}`
+  const acquired = await ctx.request('acquire', 'POST', `${path}?ttl=${TTL}&wait=${WAIT}`, { headers })
+  if (acquired.status === 409) {
+    // The wait ran out (never expected: a full line of 64 turns over in well under 10 s).
+    ctx.count('timeout')
+    return
+  }
+  expectStatus('acquire', acquired.status, [201], acquired.body)
+  const sentAt = lastReleaseSentAt.get(ctx.runId)
+  if (sentAt !== undefined) {
+    ctx.sample('handoff', performance.now() - sentAt)
+    lastReleaseSentAt.set(ctx.runId, undefined)
+  }
+  ctx.count('granted')
+  ctx.count(`grants.c${ctx.conn}`)
+  // Hold ~0 ms: release at once.
+  lastReleaseSentAt.set(ctx.runId, performance.now())
+  const released = await ctx.request('release', 'DELETE', path, { headers })
+  expectStatus('release', released.status, [200], released.body)
+}
+
+/** Grants per connection in one run (a connection with none counts as 0). */
+function perConnection(r: LoadResult): { min: number; max: number; ratio: number } {
+  const counts = Array.from({ length: r.connections }, (_, c) => r.counters[`grants.c${c}`] ?? 0)
+  const min = Math.min(...counts)
+  const max = Math.max(...counts)
+  return { min, max, ratio: min > 0 ? max / min : Infinity }
+}
+
+const grantsPerSec = (r: LoadResult) => (r.counters.granted ?? 0) / r.seconds
+
+const scenario: Scenario = {
+  id: 'hot-key-wait',
+  title: 'One hot key, every client waiting in line',
+  description:
+    `Each connection loops POST /locks/<one key>?ttl=${TTL}&wait=${WAIT} (own token) → release at once (DELETE). ` +
+    'Hand-off = a DELETE sent → the next 201 on any connection, measured by the load generator. ' +
+    'Fairness = fewest and most grants per connection in the measured window, and max ÷ min. ' +
+    'The baseline runs the same flow but grants every POST at once (for it this is the uncontended cycle); × base = service ÷ baseline, same repetition.',
+  async run(ctx) {
+    const [baseline, service] = await Promise.all([ctx.baseline(), ctx.service({ nodes: 1 })])
+    const rows: string[][] = []
+    const figures: Record<string, unknown> = {}
+    const targets: TargetCheck[] = []
+    const notes: string[] = []
+    try {
+      for (const connections of CONNECTIONS) {
+        const cmp = await ctx.compare(
+          [
+            { name: 'baseline', server: baseline },
+            { name: 'service', server: service },
+          ],
+          // A connection still parked when the window ends gets its turn within ~64 hand-offs.
+          { connections, flow: hotKeyFlow, drainMs: 3000 },
+        )
+        notes.push(...cmp.errorNotes())
+        const byName: Record<string, unknown> = {}
+        for (const name of ['baseline', 'service']) {
+          const isBase = name === 'baseline'
+          const fair = cmp.of(name).map(perConnection)
+          const m = {
+            grantsPerSec: cmp.median(name, grantsPerSec),
+            requestsPerSec: cmp.median(name, (r) => r.requestsPerSec),
+            handoffP50Ms: isBase ? NaN : cmp.median(name, (r) => r.samples.handoff?.p50 ?? NaN),
+            handoffP99Ms: isBase ? NaN : cmp.median(name, (r) => r.samples.handoff?.p99 ?? NaN),
+            acquireP50Ms: cmp.median(name, (r) => r.labels.acquire?.latencyMs.p50 ?? NaN),
+            acquireP99Ms: cmp.median(name, (r) => r.labels.acquire?.latencyMs.p99 ?? NaN),
+            releaseP50Ms: cmp.median(name, (r) => r.labels.release?.latencyMs.p50 ?? NaN),
+            fewestGrants: median(fair.map((f) => f.min)),
+            mostGrants: median(fair.map((f) => f.max)),
+            // Median of the per-repetition max ÷ min (Infinity when some connection got nothing).
+            fairness: medianWithInfinity(fair.map((f) => f.ratio)),
+            timeouts: cmp.of(name).reduce((n, r) => n + (r.counters.timeout ?? 0), 0),
+            serverUsPerGrant: cmp.median(name, (r) => (r.cpu.serverCores * 1e6) / grantsPerSec(r)),
+            redisUsPerGrant: cmp.median(name, (r) => (r.cpu.redisCores * 1e6) / grantsPerSec(r)),
+            errors: cmp.errors(name),
+          }
+          const x = {
+            grantsPerSec: isBase ? 1 : cmp.ratio(name, 'baseline', grantsPerSec),
+            requestsPerSec: isBase ? 1 : cmp.ratio(name, 'baseline', (r) => r.requestsPerSec),
+            // The same grants/s over the baseline's requests/s (two per cycle): half the ratio above.
+            grantsPerSecToBaselineRequestsPerSec: median(cmp.of(name).map((r, i) => grantsPerSec(r) / (cmp.of('baseline')[i] as LoadResult).requestsPerSec)),
+          }
+          rows.push([
+            name,
+            String(connections),
+            fmtNumber(m.grantsPerSec),
+            fmtRatio(x.grantsPerSec),
+            fmtMs(m.handoffP50Ms),
+            fmtMs(m.handoffP99Ms),
+            fmtMs(m.acquireP50Ms),
+            fmtMs(m.acquireP99Ms),
+            fmtNumber(m.fewestGrants),
+            fmtNumber(m.mostGrants),
+            Number.isFinite(m.fairness) ? `${m.fairness.toFixed(2)}` : m.fairness === Infinity ? '∞' : '–',
+            String(m.timeouts),
+            fmtNumber(m.serverUsPerGrant),
+          ])
+          byName[name] = {
+            median: roundAll(m),
+            ratioToBaseline: roundAll(x),
+            perRepetition: fair,
+            runs: cmp.of(name),
+          }
+          if (!isBase) {
+            targets.push({
+              name: `hot key: hand-off p50, ${connections} waiting clients`,
+              value: m.handoffP50Ms,
+              shown: `${fmtMs(m.handoffP50Ms)} ms`,
+              goal: `≤ ${TARGET_HANDOFF_P50_MS} ms`,
+              pass: m.handoffP50Ms <= TARGET_HANDOFF_P50_MS,
+              source: 'issue 5',
+            })
+            if (connections === 16) {
+              targets.push({
+                name: 'hot key: grants/s on one key, 16 waiting clients',
+                value: m.grantsPerSec,
+                shown: `${fmtNumber(m.grantsPerSec)}/s (${fmtRatio(x.grantsPerSec)} base)`,
+                goal: `≥ ${TARGET_GRANTS_PER_SEC_16.toLocaleString('en-US')}/s`,
+                pass: m.grantsPerSec >= TARGET_GRANTS_PER_SEC_16,
+                source: 'issue 5',
+              })
+            }
+            targets.push({
+              name: `hot key: max ÷ min grants per client, ${connections} waiting clients`,
+              value: m.fairness,
+              shown: Number.isFinite(m.fairness) ? m.fairness.toFixed(2) : '∞',
+              goal: `≤ ${TARGET_FAIRNESS}`,
+              pass: m.fairness <= TARGET_FAIRNESS,
+              source: 'issue 5',
+            })
+          }
+        }
+        figures[`c${connections}`] = byName
+      }
+    } finally {
+      lastReleaseSentAt.clear()
+    }
+    return {
+      columns: ['server', 'conns', 'grants/s', '× base', 'hand-off p50 ms', 'hand-off p99 ms', 'acquire p50 ms', 'acquire p99 ms', 'fewest/conn', 'most/conn', 'max ÷ min', 'timeouts', 'server CPU µs/grant'],
+      rows,
+      figures,
+      targets,
+      notes: [
+        ...notes,
+        '"acquire" is the POST with its time in line; per-connection grant counts are medians over the repetitions, max ÷ min is the median of the per-repetition ratios.',
+      ],
+    }
+  },
+}
+
+/** Median that keeps Infinity (a connection starved in some repetition) instead of dropping it. */
+function medianWithInfinity(values: readonly number[]): number {
+  const sorted = values.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b)
+  if (sorted.length === 0) return NaN
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2
+}
+
+export default scenario
