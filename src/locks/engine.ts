@@ -44,11 +44,16 @@ export class LockEngine {
    * lets it through, or refused. A grant that races the client hanging up is rolled back at once.
    */
   async acquire(req: AcquireRequest): Promise<Grant> {
-    if (!req.waitMs) {
-      const outcome = await this.attempt(req)
-      if (outcome.granted) return outcome.grant
-      throw outcome.error
+    // Everyone tries once first; only a refused request that may wait pays for a place in line.
+    const first = await this.attempt(req)
+    if (first.granted) {
+      if (req.signal?.aborted) {
+        this.rollback(this.keys(req.mode, req.key).keys, first.hold, req.token, first.attempt)
+        throw clientGone()
+      }
+      return first.grant
     }
+    if (!req.waitMs || !first.retry) throw first.error
     return this.acquireWaiting(req, req.waitMs)
   }
 
@@ -62,7 +67,7 @@ export class LockEngine {
       for (;;) {
         outcome = await this.attempt(req, waiter)
         if (outcome.granted) {
-          if (waiter.signal.aborted) {
+          if (waiter.aborted) {
             this.rollback(keys, outcome.hold, req.token, outcome.attempt)
             throw this.room.abortReason() ?? clientGone()
           }

@@ -29,8 +29,13 @@ export class Waiter {
     readonly keys: LockKeys,
     /** Place in line: '' lets Redis number arrivals (one node); a quorum needs one order on every node. */
     readonly place: string,
-    readonly signal: AbortSignal,
+    /** The client hanging up, the replica shutting down (two listeners: cheaper than AbortSignal.any). */
+    private readonly stops: readonly AbortSignal[],
   ) {}
+
+  get aborted(): boolean {
+    return this.stops.some((s) => s.aborted)
+  }
 
   /** A push arrived: a sleeper wakes at once; a waiter still in an attempt will not sleep on it. */
   wake(): void {
@@ -41,7 +46,7 @@ export class Waiter {
 
   /** Sleep until woken, aborted, or `ms` ms (0: no timer). */
   sleep(ms: number): Promise<WakeReason> {
-    if (this.signal.aborted) return Promise.resolve('aborted')
+    if (this.aborted) return Promise.resolve('aborted')
     if (this.pending) {
       this.pending = false
       return Promise.resolve('woken')
@@ -51,11 +56,11 @@ export class Waiter {
       const onAbort = () => done('aborted')
       const done = (why: WakeReason) => {
         if (timer) clearTimeout(timer)
-        this.signal.removeEventListener('abort', onAbort)
+        for (const s of this.stops) s.removeEventListener('abort', onAbort)
         this.resolveSleep = undefined
         resolve(why)
       }
-      this.signal.addEventListener('abort', onAbort, { once: true })
+      for (const s of this.stops) s.addEventListener('abort', onAbort, { once: true })
       this.resolveSleep = done
     })
   }
@@ -125,7 +130,7 @@ export class WaitRoom {
     const n = this.next++
     const id = `${this.replicaId}.${n.toString(36)}`
     const place = this.quorum.size === 1 ? '' : String(Date.now() * 1000 + (n % 1000))
-    const waiter = new Waiter(id, keys, place, AbortSignal.any([clientGone, this.shutdown.signal]))
+    const waiter = new Waiter(id, keys, place, [clientGone, this.shutdown.signal])
     this.waiters.set(id, waiter)
     let group = this.byLock.get(keys.holds)
     if (!group) this.byLock.set(keys.holds, (group = new Set()))
