@@ -212,18 +212,28 @@ export class LockEngine {
    */
   async list(namespace: Namespace, prefix: string, limit: number, cursor: string | undefined): Promise<{ keys: { key: string; state: LockState }[]; cursor: string | null }> {
     const [nodeIndex, scanCursor] = cursor ? cursor.split('.') : [undefined, '0']
-    const node = nodeIndex === undefined ? this.quorum.nodes.find((n) => n.up) : this.quorum.nodes[Number(nodeIndex)]
-    if (!node || !node.up) {
-      throw new ServiceError(
-        'backend_unavailable',
-        nodeIndex === undefined ? 'no Redis node answers' : `the Redis node this listing was scanning (${nodeIndex}) is down: start the listing again`,
-        { nodes: this.quorum.describe() },
-        1000,
-      )
+    // A new listing may scan any node that answers; a continued one only the node its cursor names.
+    const candidates = nodeIndex === undefined ? this.quorum.nodes.filter((n) => n.up) : [this.quorum.nodes[Number(nodeIndex)]].filter((n) => n !== undefined)
+    for (const node of candidates) {
+      try {
+        return await this.scanPage(node, namespace, prefix, limit, scanCursor ?? '0')
+      } catch (err) {
+        if (err instanceof ServiceError) throw err
+        // This node failed mid-scan: a new listing tries the next one.
+      }
     }
+    throw new ServiceError(
+      'backend_unavailable',
+      nodeIndex === undefined ? 'no Redis node answers' : `the Redis node this listing was scanning (${nodeIndex}) is down: start the listing again`,
+      { nodes: this.quorum.describe() },
+      1000,
+    )
+  }
+
+  private async scanPage(node: RedisNode, namespace: Namespace, prefix: string, limit: number, scanCursor: string) {
     const head = `${this.config.keyPrefix}${namespace}:{`
     const found = new Set<string>()
-    let next = scanCursor ?? '0'
+    let next = scanCursor
     for (let round = 0; round < 100 && found.size < limit; round++) {
       const [after, batch] = await node.client.scan(next, 'MATCH', `${head}${prefix}*}`, 'COUNT', limit, 'TYPE', 'hash')
       for (const redisKey of batch) found.add(redisKey.slice(head.length, -1))
