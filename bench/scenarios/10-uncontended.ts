@@ -7,6 +7,7 @@
 import { acquireRelease } from '../lib/flows.js'
 import type { Scenario, TargetCheck } from '../lib/scenario.js'
 import { fmtMs, fmtNumber, fmtRatio, roundAll } from '../lib/stats.js'
+import { versus } from '../lib/summary.js'
 
 export const CONNECTIONS = [16, 64] as const
 export const TARGET_RATIO = 0.6
@@ -37,22 +38,8 @@ const scenario: Scenario = {
       notes.push(...cmp.errorNotes())
       const byName: Record<string, unknown> = {}
       for (const name of names) {
-        const m = {
-          cyclesPerSec: cmp.median(name, (r) => r.cyclesPerSec),
-          requestsPerSec: cmp.median(name, (r) => r.requestsPerSec),
-          p50Ms: cmp.median(name, (r) => r.latencyMs.p50),
-          p99Ms: cmp.median(name, (r) => r.latencyMs.p99),
-          serverUsPerRequest: cmp.median(name, (r) => r.cpu.serverUsPerRequest),
-          redisUsPerRequest: cmp.median(name, (r) => r.cpu.redisUsPerRequest),
-          loaderUsPerRequest: cmp.median(name, (r) => r.cpu.loaderUsPerRequest),
-          errors: cmp.errors(name),
-        }
-        const isBase = name === 'baseline'
-        const x = {
-          requestsPerSec: isBase ? 1 : cmp.ratio(name, 'baseline', (r) => r.requestsPerSec),
-          p50: isBase ? 1 : cmp.ratio(name, 'baseline', (r) => r.latencyMs.p50),
-          p99: isBase ? 1 : cmp.ratio(name, 'baseline', (r) => r.latencyMs.p99),
-        }
+        const { median, ratio: x } = versus(cmp, name, 'baseline')
+        const m = { ...median, loaderUsPerRequest: cmp.median(name, (r) => r.cpu.loaderUsPerRequest) }
         rows.push([
           name,
           String(connections),

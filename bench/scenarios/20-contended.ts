@@ -6,6 +6,7 @@
 import { expectStatus, tokenHeaders } from '../lib/flows.js'
 import type { Flow, LoadResult } from '../lib/load.js'
 import type { Scenario } from '../lib/scenario.js'
+import { versus } from '../lib/summary.js'
 import { fmtMs, fmtNumber, fmtPercent, fmtRatio, roundAll } from '../lib/stats.js'
 
 const CONNECTIONS = 16
@@ -55,12 +56,7 @@ const scenario: Scenario = {
         serverUsPerRequest: cmp.median(name, (r) => r.cpu.serverUsPerRequest),
         errors: cmp.errors(name),
       }
-      const isBase = name === 'baseline'
-      const x = {
-        requestsPerSec: isBase ? 1 : cmp.ratio(name, 'baseline', (r) => r.requestsPerSec),
-        p50: isBase ? 1 : cmp.ratio(name, 'baseline', (r) => r.latencyMs.p50),
-        p99: isBase ? 1 : cmp.ratio(name, 'baseline', (r) => r.latencyMs.p99),
-      }
+      const x = versus(cmp, name, 'baseline').ratio
       rows.push([
         name,
         String(CONNECTIONS),

@@ -6,6 +6,7 @@
 import { acquireRelease } from '../lib/flows.js'
 import type { Scenario, TargetCheck } from '../lib/scenario.js'
 import { fmtMs, fmtNumber, fmtRatio, roundAll } from '../lib/stats.js'
+import { versus } from '../lib/summary.js'
 
 const CONNECTIONS = [16, 64] as const
 const TARGET_RATIO = 0.7
@@ -33,21 +34,7 @@ const scenario: Scenario = {
       notes.push(...cmp.errorNotes())
       const byName: Record<string, unknown> = {}
       for (const name of ['N1', 'N3']) {
-        const m = {
-          cyclesPerSec: cmp.median(name, (r) => r.cyclesPerSec),
-          requestsPerSec: cmp.median(name, (r) => r.requestsPerSec),
-          p50Ms: cmp.median(name, (r) => r.latencyMs.p50),
-          p99Ms: cmp.median(name, (r) => r.latencyMs.p99),
-          serverUsPerRequest: cmp.median(name, (r) => r.cpu.serverUsPerRequest),
-          redisUsPerRequest: cmp.median(name, (r) => r.cpu.redisUsPerRequest),
-          errors: cmp.errors(name),
-        }
-        const isN1 = name === 'N1'
-        const x = {
-          requestsPerSec: isN1 ? 1 : cmp.ratio(name, 'N1', (r) => r.requestsPerSec),
-          p50: isN1 ? 1 : cmp.ratio(name, 'N1', (r) => r.latencyMs.p50),
-          p99: isN1 ? 1 : cmp.ratio(name, 'N1', (r) => r.latencyMs.p99),
-        }
+        const { median: m, ratio: x } = versus(cmp, name, 'N1')
         rows.push([
           name,
           String(connections),
@@ -62,7 +49,7 @@ const scenario: Scenario = {
           fmtNumber(m.redisUsPerRequest),
         ])
         byName[name] = { median: roundAll(m), ratioToN1: roundAll(x), runs: cmp.of(name) }
-        if (!isN1) {
+        if (name !== 'N1') {
           targets.push({
             name: `quorum N3 ÷ N1 req/s, ${connections} connections`,
             value: x.requestsPerSec,
