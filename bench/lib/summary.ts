@@ -1,4 +1,5 @@
 import type { Comparison } from './context.js'
+import { fmtMs, fmtNumber, fmtRatio } from './stats.js'
 
 /** The medians every throughput scenario reports for one server, and its ratios to a reference server. */
 export function versus(cmp: Comparison, name: string, reference: string) {
@@ -17,5 +18,16 @@ export function versus(cmp: Comparison, name: string, reference: string) {
     p50: isReference ? 1 : cmp.ratio(name, reference, (r) => r.latencyMs.p50),
     p99: isReference ? 1 : cmp.ratio(name, reference, (r) => r.latencyMs.p99),
   }
-  return { median, ratio }
+  /** The row cells both throughput tables share: cycles/s, req/s, ×, p50, ×, p99, ×, server CPU. */
+  const cells = [
+    fmtNumber(median.cyclesPerSec),
+    fmtNumber(median.requestsPerSec),
+    fmtRatio(ratio.requestsPerSec),
+    fmtMs(median.p50Ms),
+    fmtRatio(ratio.p50),
+    fmtMs(median.p99Ms),
+    fmtRatio(ratio.p99),
+    fmtNumber(median.serverUsPerRequest),
+  ]
+  return { median, ratio, cells }
 }

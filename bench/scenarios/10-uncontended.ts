@@ -6,7 +6,7 @@
  */
 import { acquireRelease } from '../lib/flows.js'
 import type { Scenario, TargetCheck } from '../lib/scenario.js'
-import { fmtMs, fmtNumber, fmtRatio, roundAll } from '../lib/stats.js'
+import { fmtRatio, roundAll } from '../lib/stats.js'
 import { versus } from '../lib/summary.js'
 
 export const CONNECTIONS = [16, 64] as const
@@ -38,20 +38,9 @@ const scenario: Scenario = {
       notes.push(...cmp.errorNotes())
       const byName: Record<string, unknown> = {}
       for (const name of names) {
-        const { median, ratio: x } = versus(cmp, name, 'baseline')
+        const { median, ratio: x, cells } = versus(cmp, name, 'baseline')
         const m = { ...median, loaderUsPerRequest: cmp.median(name, (r) => r.cpu.loaderUsPerRequest) }
-        rows.push([
-          name,
-          String(connections),
-          fmtNumber(m.cyclesPerSec),
-          fmtNumber(m.requestsPerSec),
-          fmtRatio(x.requestsPerSec),
-          fmtMs(m.p50Ms),
-          fmtRatio(x.p50),
-          fmtMs(m.p99Ms),
-          fmtRatio(x.p99),
-          fmtNumber(m.serverUsPerRequest),
-        ])
+        rows.push([name, String(connections), ...cells])
         byName[name] = { median: roundAll(m), ratioToBaseline: roundAll(x), runs: cmp.of(name) }
         if (name === 'service') {
           targets.push({

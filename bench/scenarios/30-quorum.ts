@@ -5,7 +5,7 @@
  */
 import { acquireRelease } from '../lib/flows.js'
 import type { Scenario, TargetCheck } from '../lib/scenario.js'
-import { fmtMs, fmtNumber, fmtRatio, roundAll } from '../lib/stats.js'
+import { fmtNumber, fmtRatio, roundAll } from '../lib/stats.js'
 import { versus } from '../lib/summary.js'
 
 const CONNECTIONS = [16, 64] as const
@@ -34,20 +34,8 @@ const scenario: Scenario = {
       notes.push(...cmp.errorNotes())
       const byName: Record<string, unknown> = {}
       for (const name of ['N1', 'N3']) {
-        const { median: m, ratio: x } = versus(cmp, name, 'N1')
-        rows.push([
-          name,
-          String(connections),
-          fmtNumber(m.cyclesPerSec),
-          fmtNumber(m.requestsPerSec),
-          fmtRatio(x.requestsPerSec),
-          fmtMs(m.p50Ms),
-          fmtRatio(x.p50),
-          fmtMs(m.p99Ms),
-          fmtRatio(x.p99),
-          fmtNumber(m.serverUsPerRequest),
-          fmtNumber(m.redisUsPerRequest),
-        ])
+        const { median: m, ratio: x, cells } = versus(cmp, name, 'N1')
+        rows.push([name, String(connections), ...cells, fmtNumber(m.redisUsPerRequest)])
         byName[name] = { median: roundAll(m), ratioToN1: roundAll(x), runs: cmp.of(name) }
         if (name !== 'N1') {
           targets.push({

@@ -1,3 +1,5 @@
+import type { z } from 'zod'
+import type { grantSchema } from '../http/schemas.js'
 import { CliError, EXIT } from './exit.js'
 
 /** The body of an error reply: `{ error, message, ...details }`. */
@@ -9,16 +11,8 @@ export interface ErrorBody {
   [detail: string]: unknown
 }
 
-export interface Grant {
-  key: string
-  mode: 'exclusive' | 'read' | 'write'
-  token: string
-  fence: number
-  ttlMs: number
-  validityMs: number
-  expiresAt: string
-  holdCount: number
-}
+/** A grant as the service sends it: the wire schema the OpenAPI document is made from. */
+export type Grant = z.output<typeof grantSchema>
 
 export interface Reply {
   status: number
