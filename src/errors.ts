@@ -31,7 +31,12 @@ export class ServiceError extends Error {
     /** ms the client should wait before retrying; sent as Retry-After (whole seconds, at least 1). */
     readonly retryAfterMs?: number,
   ) {
+    // An answer to a client, not a fault in this process: no stack to capture (a refused attempt
+    // makes one of these, so they are on the hot path of waiting).
+    const stackTraceLimit = Error.stackTraceLimit
+    Error.stackTraceLimit = 0
     super(message)
+    Error.stackTraceLimit = stackTraceLimit
     this.name = 'ServiceError'
     this.status = errorStatus[code]
   }

@@ -36,6 +36,31 @@ t.test('waiting on one Redis', async (t) => {
     t.equal((await app.inject({ method: 'GET', url: '/locks/w1' })).json().waiters, 0, 'the line is empty again')
   })
 
+  t.test('a release hands the lock straight to the head waiter: it holds it the moment the release returns', async (t) => {
+    const a = (await post('/locks/handoff?ttl=30s', tok('a'))).json()
+    const waiting = post('/locks/handoff?wait=10s&ttl=20s', tok('b'))
+    await until(async () => (await waitersOn('/locks/handoff')) === 1, 'b in line')
+    await sleep(1200)
+    t.equal((await del('/locks/handoff', tok('a'))).statusCode, 200)
+    // The release script itself made b the holder: the lock is never free in between.
+    const state = (await app.inject({ method: 'GET', url: '/locks/handoff' })).json()
+    t.ok(state.fence > a.fence, 'a new fence')
+    t.same([state.holdCount, state.waiters], [1, 0])
+    t.ok(state.remainingMs > 19_000 && state.remainingMs <= 20_000, `with the TTL b asked for (${state.remainingMs} ms left)`)
+    const res = await waiting
+    t.equal(res.statusCode, 201)
+    const b = res.json()
+    t.equal(b.fence, state.fence, 'the grant carries the fence the release gave it')
+    t.equal(b.ttlMs, 20_000)
+    // Counted from the hand-off, not from when b asked (1.2 s earlier); less the drift (202 ms).
+    t.ok(b.validityMs > 19_000 && b.validityMs <= 20_000 - 202, `validityMs ${b.validityMs}`)
+    const untilExpiry = Date.parse(b.expiresAt) - Date.now()
+    t.ok(untilExpiry > 18_500 && untilExpiry <= 20_500, `expiresAt ${untilExpiry} ms ahead`)
+    const renewed = await app.inject({ method: 'PUT', url: '/locks/handoff/renew', payload: { token: tok('b') } })
+    t.same([renewed.statusCode, renewed.json().fence], [200, b.fence], 'b renews it with its own token')
+    t.equal((await del('/locks/handoff', tok('b'))).statusCode, 200, 'and releases it')
+  })
+
   t.test('granted when the holder’s TTL lapses (no release)', async (t) => {
     const a = (await post('/locks/w2?ttl=300', tok('a'))).json()
     const started = performance.now()

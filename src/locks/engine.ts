@@ -12,12 +12,22 @@ import type { Metrics } from '../metrics.js'
 import type { RedisNode } from '../redis/node.js'
 import { backendUnavailable, consensus, countWhere, failures, replies, type Reply } from './votes.js'
 
-type Attempt =
-  | { granted: true; grant: Grant; hold: 'read' | 'write'; attempt: string; votedYes: Set<RedisNode> }
-  | { granted: false; error: ServiceError; retry: boolean; wakeInMs: number; split: boolean }
+/** A grant and the nodes that voted for it; `attempt`: the attempt id, when an attempt made it. */
+interface Won {
+  grant: Grant
+  votedYes: Set<RedisNode>
+  attempt?: string
+}
+type Refused = { granted: false; error: ServiceError; retry: boolean; wakeInMs: number; split: boolean }
+type Attempt = ({ granted: true; hold: 'read' | 'write'; attempt: string } & Won) | Refused
 
 /** How far ahead of the service clock fences are proposed, so that the nodes' clocks stay below it. */
 const FENCE_HINT_LEAD_MS = 1000
+
+/** The fence nodes should propose (µs; include/fence.lua), so that a quorum's proposals agree. */
+function fenceHint(): number {
+  return (Date.now() + FENCE_HINT_LEAD_MS) * 1000
+}
 
 const isYes = (code: number) => code > 0
 const is = (wanted: number) => (code: number) => code === wanted
@@ -40,11 +50,14 @@ export class LockEngine {
   }
 
   /**
-   * One acquire: granted at once, or (waitMs > 0) after waiting in line until a release or an expiry
-   * lets it through, or refused. A grant that races the client hanging up is rolled back at once.
+   * One acquire: granted at once, or (waitMs > 0) after waiting in line until a release hands the
+   * lock over or an expiry lets it through, or refused. A grant that races the client hanging up is
+   * given back at once.
    */
   async acquire(req: AcquireRequest): Promise<Grant> {
-    // Everyone tries once first; only a refused request that may wait pays for a place in line.
+    // A request that may wait takes its place in line with its first attempt. When this replica
+    // cannot take another waiter, it still gets one try.
+    if (req.waitMs && this.room.hasRoom) return this.acquireWaiting(req, req.waitMs)
     const first = await this.attempt(req)
     if (first.granted) {
       if (req.signal?.aborted) {
@@ -53,45 +66,102 @@ export class LockEngine {
       }
       return first.grant
     }
-    if (!req.waitMs || !first.retry) throw first.error
-    return this.acquireWaiting(req, req.waitMs)
+    if (req.waitMs && first.retry) throw this.room.noRoom()
+    throw first.error
   }
 
   private async acquireWaiting(req: AcquireRequest, waitMs: number): Promise<Grant> {
-    const { keys } = this.keys(req.mode, req.key)
+    const { keys, hold } = this.keys(req.mode, req.key)
     const started = performance.now()
+    const deadline = started + waitMs
     const waiter = this.room.park(keys, req.signal ?? new AbortController().signal)
-    let outcome: Attempt | undefined
+    let won: Won | undefined
+    let waited = false
     let result: 'granted' | 'timeout' | 'cancelled' = 'cancelled'
     try {
-      for (;;) {
-        outcome = await this.attempt(req, waiter)
+      while (!won) {
+        const outcome = await this.attempt(req, waiter)
         if (outcome.granted) {
-          if (waiter.aborted) {
-            this.rollback(keys, outcome.hold, req.token, outcome.attempt)
-            throw this.room.abortReason() ?? clientGone()
-          }
-          if (waiter.wokenAt !== undefined) this.metrics.handoff.observe((performance.now() - waiter.wokenAt) / 1000)
-          result = 'granted'
-          return outcome.grant
+          won = outcome
+          break
         }
         if (!outcome.retry) throw outcome.error
-        const left = started + waitMs - performance.now()
-        if (left <= 0) {
+        waited = true
+        if (performance.now() >= deadline) {
           result = 'timeout'
           throw withWaited(outcome.error, performance.now() - started)
         }
-        // A split vote retries after a random pause (quorum mode); otherwise sleep until pushed, or
-        // until the holds ahead lapse, or until the wait runs out.
-        const nap = outcome.split ? 5 + Math.random() * 45 : outcome.wakeInMs > 0 ? outcome.wakeInMs + 1 : 0
-        const why = await waiter.sleep(nap > 0 ? Math.min(nap, left) : left)
-        if (why === 'aborted') throw this.room.abortReason() ?? outcome.error
+        won = await this.sleepInLine(req, waiter, outcome, deadline)
       }
+      // A grant that raced the client hanging up (or shutdown) is given back in `finally`.
+      if (waiter.aborted) throw this.room.abortReason() ?? clientGone()
+      if (waiter.wokenAt !== undefined) this.metrics.handoff.observe((performance.now() - waiter.wokenAt) / 1000)
+      result = 'granted'
+      return won.grant
     } finally {
-      // The granting script took the waiter out of line on the nodes that granted.
-      const grantedBy = outcome?.granted ? outcome.votedYes : undefined
-      this.room.leave(waiter, grantedBy ? this.quorum.nodes.filter((n) => !grantedBy.has(n)) : undefined)
-      this.metrics.waitDuration.observe({ mode: req.mode, outcome: result }, (performance.now() - started) / 1000)
+      if (result === 'granted' && won) {
+        // The granting scripts took the waiter out of line on the nodes that granted.
+        const granted = won.votedYes
+        this.room.leave(waiter, this.quorum.nodes.filter((n) => !granted.has(n)))
+      } else {
+        if (won?.attempt) this.rollback(keys, hold, req.token, won.attempt)
+        this.room.leave(waiter, undefined, { hold, token: req.token })
+      }
+      if (waited) this.metrics.waitDuration.observe({ mode: req.mode, outcome: result }, (performance.now() - started) / 1000)
+    }
+  }
+
+  /**
+   * After a refused attempt: sleep until a push, until the holds ahead lapse, or until the wait runs
+   * out. A push may be the lock itself, handed over by a release: from a majority of nodes that is
+   * the grant, with no further round trip. Otherwise (undefined) the caller looks again.
+   */
+  private async sleepInLine(req: AcquireRequest, waiter: Waiter, refused: Refused, deadline: number): Promise<Won | undefined> {
+    // A split vote retries after a random pause (quorum mode).
+    let nap = refused.split ? 5 + Math.random() * 45 : refused.wakeInMs > 0 ? refused.wakeInMs + 1 : Infinity
+    for (;;) {
+      const left = deadline - performance.now()
+      if (left <= 0) return undefined
+      const why = await waiter.sleep(Math.min(nap, left))
+      if (why === 'aborted') throw this.room.abortReason() ?? refused.error
+      const handed = await this.handedOver(req, waiter)
+      if (handed || why !== 'woken' || waiter.handOffVotes(this.config.driftFactor).length === 0) return handed
+      // Some nodes handed over, not yet a majority: give the others one node timeout to follow.
+      nap = this.config.nodeTimeoutMs
+    }
+  }
+
+  /** The grant made of hand-offs from a majority of nodes, if there are that many and still valid. */
+  private async handedOver(req: AcquireRequest, waiter: Waiter): Promise<Won | undefined> {
+    if (waiter.handOffCount < this.quorum.majority) return undefined
+    const { hold } = storageOf(req.mode)
+    const keys = waiter.keys
+    let votes = waiter.handOffVotes(this.config.driftFactor)
+    if (votes.length < this.quorum.majority) return undefined
+    const fence = Math.max(...votes.map((v) => v.fence))
+    if (votes.some((v) => v.fence !== fence)) {
+      // As for an attempt: the largest fence goes back to a majority first. If it cannot, the next
+      // attempt takes the handed holds up and decides.
+      if (!(await this.commitFence(keys, hold, req.token, fence))) return undefined
+      votes = waiter.handOffVotes(this.config.driftFactor)
+    }
+    const elapsed = Math.max(...votes.map((v) => v.elapsedMs))
+    const validity = validityMs(req.ttlMs, elapsed, this.config.driftFactor)
+    // Too late to trust (a long sleep since the node last answered): an attempt takes it up afresh.
+    if (votes.length < this.quorum.majority || validity <= 0) return undefined
+    return {
+      votedYes: new Set(votes.map((v) => this.quorum.nodes[v.index] as RedisNode)),
+      grant: {
+        key: req.key,
+        mode: req.mode,
+        token: req.token,
+        fence,
+        ttlMs: req.ttlMs,
+        validityMs: validity,
+        expiresAt: new Date(Date.now() - elapsed + req.ttlMs).toISOString(),
+        holdCount: 1,
+        regranted: false,
+      },
     }
   }
 
@@ -99,12 +169,19 @@ export class LockEngine {
     const started = performance.now()
     const grantedAt = Date.now()
     const attempt = nextAttemptId()
-    const { keys, hold } = this.keys(req.mode, req.key)
-    const args = [hold, req.token, req.ttlMs, req.reentrant ? 1 : 0, attempt, waiter?.id ?? '', waiter?.place ?? '', (Date.now() + FENCE_HINT_LEAD_MS) * 1000]
+    // A waiter carries its lock's keys: computed once per request.
+    const { keys, hold } = waiter ? { keys: waiter.keys, hold: storageOf(req.mode).hold } : this.keys(req.mode, req.key)
+    const args = [hold, req.token, req.ttlMs, req.reentrant ? 1 : 0, attempt, waiter?.id ?? '', waiter?.place ?? '', fenceHint()]
     const tally = await this.quorum.ask(
       (node) => node.run('acquire', keys.all, args) as Promise<Reply>,
       (t) => grantVotes(t).length >= t.majority || countWhere(t, (c) => c < 0) >= t.majority,
     )
+    if (waiter) {
+      for (const node of this.quorum.nodes) {
+        const answer = tally.answers.find((a) => a.node === node)
+        waiter.answered(node.index, started, answer?.ok && answer.value[0] === ScriptCode.HELD ? answer.value[3] : undefined)
+      }
+    }
     const yes = grantVotes(tally)
     const refused = (error: ServiceError, retry = false, wakeInMs = 0, split = false): Attempt => ({ granted: false, error, retry, wakeInMs, split })
 
@@ -179,7 +256,7 @@ export class LockEngine {
   async release(req: ReleaseRequest): Promise<Release> {
     const { keys, hold } = this.keys(req.mode, req.key)
     const tally = await this.quorum.ask(
-      (node) => node.run('release', keys.all, [hold, req.token]) as Promise<Reply>,
+      (node) => node.run('release', keys.all, [hold, req.token, fenceHint()]) as Promise<Reply>,
       settledByMajority,
     )
     const done = replies(tally).filter((r) => isYes(r[0] ?? 0))

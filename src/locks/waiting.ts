@@ -17,24 +17,57 @@ export function wakePrefix(keyPrefix: string): string {
 
 export type WakeReason = 'woken' | 'timer' | 'aborted'
 
+/** A node handed the lock straight to this waiter (include/queue.lua hand_off). */
+interface HandOff {
+  fence: number
+  /** The node's clock (µs) when it handed over: the hold's TTL runs from then. */
+  redisUs: number
+}
+
+/** This waiter's latest attempt on one node was refused: when it was sent, and the node's clock then. */
+interface Refusal {
+  sentAt: number
+  redisUs: number
+}
+
+/** A hand-off this waiter can count as a node's vote, with how long ago (at most) the node granted it. */
+export interface HandOffVote {
+  index: number
+  fence: number
+  elapsedMs: number
+}
+
 /** One request parked in line on this replica. */
 export class Waiter {
   private pending = false
   private resolveSleep: ((why: WakeReason) => void) | undefined
   /** performance.now() of the latest wake-up push, for the hand-off metric. */
   wokenAt: number | undefined
+  /** By node index; allocated on first use. */
+  private refusals: (Refusal | undefined)[] | undefined
+  private handOffs: (HandOff | undefined)[] | undefined
+
+  private stopped = false
 
   constructor(
     readonly id: string,
     readonly keys: LockKeys,
     /** Place in line: '' lets Redis number arrivals (one node); a quorum needs one order on every node. */
     readonly place: string,
-    /** The client hanging up, the replica shutting down (two listeners: cheaper than AbortSignal.any). */
-    private readonly stops: readonly AbortSignal[],
-  ) {}
+    clientGone: AbortSignal,
+  ) {
+    if (clientGone.aborted) this.stopped = true
+    else clientGone.addEventListener('abort', () => this.stop(), { once: true })
+  }
 
+  /** The client hung up, or the replica is shutting down. */
   get aborted(): boolean {
-    return this.stops.some((s) => s.aborted)
+    return this.stopped
+  }
+
+  stop(): void {
+    this.stopped = true
+    this.resolveSleep?.('aborted')
   }
 
   /** A push arrived: a sleeper wakes at once; a waiter still in an attempt will not sleep on it. */
@@ -42,6 +75,45 @@ export class Waiter {
     this.wokenAt = performance.now()
     if (this.resolveSleep) this.resolveSleep('woken')
     else this.pending = true
+  }
+
+  /** Node `index` handed the lock over to this waiter. */
+  handedOff(index: number, fence: number, redisUs: number): void {
+    ;(this.handOffs ??= [])[index] = { fence, redisUs }
+    this.wake()
+  }
+
+  /** Node `index` answered this waiter's attempt sent at `sentAt`: refused at its clock `redisUs`, or not. */
+  answered(index: number, sentAt: number, redisUs: number | undefined): void {
+    if (redisUs === undefined) {
+      // It granted (taking up any hand-off), failed, or never answered: earlier pushes are spent.
+      if (this.refusals) this.refusals[index] = undefined
+      if (this.handOffs) this.handOffs[index] = undefined
+    } else {
+      ;(this.refusals ??= [])[index] = { sentAt, redisUs }
+    }
+  }
+
+  get handOffCount(): number {
+    return this.handOffs?.filter((h) => h !== undefined).length ?? 0
+  }
+
+  /**
+   * The hand-offs that count as grants: pushed by a node after it refused this waiter's latest
+   * attempt there (so not one that attempt already took up). The node's hold runs from its clock at
+   * the hand-off; here that moment is no earlier than the refused attempt's send time plus the node's
+   * clock advance since (less the allowed drift and 1 ms of rounding), which bounds the time elapsed.
+   */
+  handOffVotes(driftFactor: number): HandOffVote[] {
+    const votes: HandOffVote[] = []
+    const now = performance.now()
+    this.handOffs?.forEach((h, index) => {
+      const refused = this.refusals?.[index]
+      if (!h || !refused || h.redisUs <= refused.redisUs) return
+      const advanceMs = ((h.redisUs - refused.redisUs) / 1000) * (1 - driftFactor)
+      votes.push({ index, fence: h.fence, elapsedMs: Math.max(0, now - refused.sentAt - advanceMs + 1) })
+    })
+    return votes
   }
 
   /** Sleep until woken, aborted, or `ms` ms (0: no timer). */
@@ -53,14 +125,11 @@ export class Waiter {
     }
     return new Promise((resolve) => {
       const timer = ms > 0 ? setTimeout(() => done('timer'), ms) : undefined
-      const onAbort = () => done('aborted')
       const done = (why: WakeReason) => {
         if (timer) clearTimeout(timer)
-        for (const s of this.stops) s.removeEventListener('abort', onAbort)
         this.resolveSleep = undefined
         resolve(why)
       }
-      for (const s of this.stops) s.addEventListener('abort', onAbort, { once: true })
       this.resolveSleep = done
     })
   }
@@ -79,7 +148,7 @@ export class WaitRoom {
   private readonly waiters = new Map<string, Waiter>()
   private readonly byLock = new Map<string, Set<Waiter>>()
   private readonly subscribers: Redis[] = []
-  private readonly shutdown = new AbortController()
+  private stopping = false
   private touchTimer: NodeJS.Timeout | undefined
 
   constructor(
@@ -94,7 +163,7 @@ export class WaitRoom {
   }
 
   get shuttingDown(): boolean {
-    return this.shutdown.signal.aborted
+    return this.stopping
   }
 
   async start(): Promise<void> {
@@ -102,11 +171,14 @@ export class WaitRoom {
     for (const node of this.quorum.nodes) {
       const sub = node.client.duplicate({ enableOfflineQueue: true, commandTimeout: undefined, autoResendUnfulfilledCommands: true })
       sub.on('error', () => undefined)
-      sub.on('message', (_channel: string, id: string) => {
+      sub.on('message', (_channel: string, message: string) => {
+        // "<id>": look again; "<id>|<fence>|<Redis µs>": handed over (src/lua/include/queue.lua).
+        const [id = '', fence, redisUs] = message.split('|')
         const waiter = this.waiters.get(id)
         if (!waiter) return
         this.metrics.wakeups.inc()
-        waiter.wake()
+        if (fence === undefined) waiter.wake()
+        else waiter.handedOff(node.index, Number(fence), Number(redisUs))
       })
       // Pushes sent while the subscription was down are lost: wake everyone to look again.
       let connectedBefore = false
@@ -121,16 +193,24 @@ export class WaitRoom {
     this.touchTimer.unref()
   }
 
+  /** Whether `park` would take another waiter. */
+  get hasRoom(): boolean {
+    return !this.shuttingDown && this.waiters.size < this.maxWaiters
+  }
+
+  /** Why `park` takes no waiter now: shutting down, or full. */
+  noRoom(): ServiceError {
+    if (this.shuttingDown) return shuttingDown()
+    return new ServiceError('too_many_waiters', `this replica already has ${this.maxWaiters} waiting requests (MAX_WAITERS); try again later`, {}, 1000)
+  }
+
   /** Park a request: it gets an id and a place in line, and leaves with `leave`. */
   park(keys: LockKeys, clientGone: AbortSignal): Waiter {
-    if (this.shuttingDown) throw shuttingDown()
-    if (this.waiters.size >= this.maxWaiters) {
-      throw new ServiceError('too_many_waiters', `this replica already has ${this.maxWaiters} waiting requests (MAX_WAITERS); try again later`, {}, 1000)
-    }
+    if (!this.hasRoom) throw this.noRoom()
     const n = this.next++
     const id = `${this.replicaId}.${n.toString(36)}`
     const place = this.quorum.size === 1 ? '' : String(Date.now() * 1000 + (n % 1000))
-    const waiter = new Waiter(id, keys, place, [clientGone, this.shutdown.signal])
+    const waiter = new Waiter(id, keys, place, clientGone)
     this.waiters.set(id, waiter)
     let group = this.byLock.get(keys.holds)
     if (!group) this.byLock.set(keys.holds, (group = new Set()))
@@ -139,14 +219,18 @@ export class WaitRoom {
     return waiter
   }
 
-  /** Forget a waiter here and take it out of line on the given nodes (all by default). */
-  leave(waiter: Waiter, onNodes = this.quorum.nodes): void {
+  /**
+   * Forget a waiter here and take it out of line on the given nodes (all by default). `giveBack`
+   * (a waiter that was not granted): also drop a hold a node handed to it, so the lock moves on.
+   */
+  leave(waiter: Waiter, onNodes = this.quorum.nodes, giveBack?: { hold: 'read' | 'write'; token: string }): void {
     this.waiters.delete(waiter.id)
     const group = this.byLock.get(waiter.keys.holds)
     group?.delete(waiter)
     if (group?.size === 0) this.byLock.delete(waiter.keys.holds)
     this.metrics.waiters.set(this.waiters.size)
-    for (const node of onNodes) node.run('leave', waiter.keys.all, [waiter.id]).catch(() => undefined)
+    const args = giveBack ? [waiter.id, giveBack.hold, giveBack.token] : [waiter.id]
+    for (const node of onNodes) node.run('leave', waiter.keys.all, args).catch(() => undefined)
   }
 
   /** Why a waiter stopped waiting without a grant. */
@@ -165,7 +249,8 @@ export class WaitRoom {
 
   /** SIGTERM: every parked waiter answers 503 shutting_down and leaves its place in line. */
   stopWaiting(): void {
-    this.shutdown.abort()
+    this.stopping = true
+    for (const waiter of this.waiters.values()) waiter.stop()
   }
 
   async close(): Promise<void> {

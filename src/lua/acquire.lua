@@ -8,56 +8,65 @@
 -- ARGV[7] its place in line, '' to take the next one   ARGV[8] fence hint, µs (include/fence.lua)
 -- Settings: include/settings.lua
 --
--- Returns  { 1, fence, holdCount, ttlMs }   GRANTED: a new hold
+-- Returns  { 1, fence, holdCount, ttlMs }   GRANTED: a new hold, or a waiter claiming the hold handed
+--                                           to it (include/queue.lua hand_off; TTL restarts now)
 --          { 2, fence, holdCount, ttlMs }   REGRANTED: this token already held it in this mode; TTL
 --                                           reset, count +1 only when reentrant
---          { -1, retryAfterMs, wakeInMs }   HELD: a conflicting hold, or others ahead in line.
+--          { -1, retryAfterMs, wakeInMs, redisUs }
+--                                           HELD: a conflicting hold, or others ahead in line.
 --                                           wakeInMs: when a waiter at the front should try again
---                                           (the conflicting holds lapse); 0: wait for a wake-up
+--                                           (the conflicting holds lapse); 0: wait for a push.
+--                                           redisUs: this node's clock (µs), to date a later hand-off
 --          { -4 }                           UPGRADE: a write asked for by a token holding a read
 --          { -5 }                           TOO_MANY_READERS
 --          { -6 }                           TOO_MANY_WAITERS
 --@include holds
---@include queue
 --@include fence
+--@include queue
 
 local mode, tok, ttl, wid = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[6]
 local clock = now_us()
 local now = math.floor(clock / 1000)
 prune(now)
-if prune_line(now) > 0 then wake_front(now, true) end
+if prune_line(now) > 0 then wake_front(now, true, ARGV[8]) end
 
 local function granted(code, fence, count)
   if wid ~= '' and redis.call('ZSCORE', KEYS[4], wid) then leave_line(wid) end
   refresh_ttl(now)
   -- Readers behind a reader granted from the line may pass too.
-  wake_front(now, false)
+  wake_front(now, false, ARGV[8])
   return { code, fence, count, ttl }
 end
 
 local function refused(conflict_ms)
   if wid ~= '' then
+    local me = { mode = mode, lease = now + WAITER_LEASE_MS, tok = tok, ttl = ttl }
     if redis.call('ZSCORE', KEYS[4], wid) then
-      redis.call('HSET', KEYS[6], wid, mode .. '|' .. (now + WAITER_LEASE_MS))
+      put_waiter(wid, me)
       keep_line()
     elseif redis.call('ZCARD', KEYS[4]) >= MAX_WAITERS then
       return { -6 }
     else
-      join_line(wid, mode, ARGV[7], now + WAITER_LEASE_MS)
+      join_line(wid, ARGV[7], me)
     end
   end
   local front = may_pass(wid, mode)
   if conflict_ms > 0 then
-    return { -1, conflict_ms, front and conflict_ms or 0 }
+    return { -1, conflict_ms, front and conflict_ms or 0, clock }
   end
-  return { -1, head_lease_ms(now), 0 }
+  return { -1, head_lease_ms(now), 0, clock }
 end
 
 local w = redis.call('HGET', KEYS[1], 'w')
 
 if mode == 'write' then
   if w == tok then
-    local h = redis.call('HMGET', KEYS[1], 'wf', 'wc')
+    local h = redis.call('HMGET', KEYS[1], 'wf', 'wc', 'wa')
+    if wid ~= '' and h[3] == wid then
+      -- Handed to this waiter while it was asking: this attempt takes it up as its grant.
+      redis.call('HSET', KEYS[1], 'wt', ttl, 'we', now + ttl, 'wa', ARGV[5], 'wac', 0)
+      return granted(1, tonumber(h[1]), tonumber(h[2]))
+    end
     local count = tonumber(h[2])
     local before = count
     if ARGV[4] == '1' then count = count + 1 end
@@ -75,6 +84,11 @@ if mode == 'write' then
 end
 
 local r = get_reader(tok)
+if r and wid ~= '' and r.att == wid then
+  r.ttl, r.att, r.attc = ttl, ARGV[5], 0
+  put_reader(tok, r, now + ttl)
+  return granted(1, r.fence, r.count)
+end
 if r then
   local before = r.count
   if ARGV[4] == '1' then r.count = r.count + 1 end

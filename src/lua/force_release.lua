@@ -7,6 +7,7 @@
 --
 -- Returns  1 when a hold was dropped, 0 when there was no such hold
 --@include holds
+--@include fence
 --@include queue
 
 local now = now_ms()
@@ -30,6 +31,6 @@ else
 end
 if dropped == 1 then
   refresh_ttl(now)
-  wake_front(now, false)
+  wake_front(now, false, '0')
 end
 return dropped

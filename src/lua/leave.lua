@@ -1,16 +1,45 @@
 -- leave.lua — a waiter leaves the line (granted elsewhere, timed out, client gone, shutting down);
--- the new front of the line is woken so that it learns how long to sleep.
+-- the new front of the line is woken so that it learns how long to sleep. A waiter that gives up
+-- also hands back a hold handed to it that it never took up (include/queue.lua hand_off), so that
+-- the lock moves on at once instead of sitting until that hold's TTL.
 --
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua)
--- ARGV[1] waiter id
+-- ARGV[1] waiter id   ARGV[2] mode: 'read' | 'write'   ARGV[3] its token, or '' to keep a hold
+--                                                       handed to it (it was granted)
 --
--- Returns  1 when the waiter was in line, 0 when it was not
+-- Returns  1 when the waiter was in line or a hold handed to it was dropped, 0 otherwise
 --@include holds
+--@include fence
 --@include queue
 
-if not redis.call('ZSCORE', KEYS[4], ARGV[1]) then return 0 end
-local was_head = redis.call('ZRANK', KEYS[4], ARGV[1]) == 0
-leave_line(ARGV[1])
-if was_head then wake_front(now_ms(), true) end
+local id, mode, tok = ARGV[1], ARGV[2], ARGV[3] or ''
+local now = now_ms()
+
+if tok ~= '' then
+  local handed = false
+  if mode == 'write' then
+    local h = redis.call('HMGET', KEYS[1], 'w', 'wa')
+    if h[1] == tok and h[2] == id then
+      redis.call('HDEL', KEYS[1], unpack(WRITER_FIELDS))
+      handed = true
+    end
+  else
+    local r = get_reader(tok)
+    if r and r.att == id then
+      drop_reader(tok)
+      handed = true
+    end
+  end
+  if handed then
+    refresh_ttl(now)
+    wake_front(now, false, '0')
+    return 1
+  end
+end
+
+if not redis.call('ZSCORE', KEYS[4], id) then return 0 end
+local was_head = redis.call('ZRANK', KEYS[4], id) == 0
+leave_line(id)
+if was_head then wake_front(now, true, '0') end
 return 1

@@ -1,15 +1,16 @@
 -- release.lua — drop one hold of the owning token; the hold ends when its count reaches 0, and the
--- waiter(s) that can then proceed are woken.
+-- lock is handed to the waiter(s) that can then proceed (include/queue.lua).
 --
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua)
--- ARGV[1] mode: 'read' | 'write'   ARGV[2] token
+-- ARGV[1] mode: 'read' | 'write'   ARGV[2] token   ARGV[3] fence hint, µs, for a hand-off (include/fence.lua)
 --
 -- Returns  { 1, 0 }           RELEASED: this token's hold is gone
 --          { 2, holdCount }   DECREMENTED: a reentrant hold still has holdCount holds
 --          { -2 }             NOT_FOUND: nothing is held (expired or released)
 --          { -3 }             NOT_OWNER: held, but not by this token in this mode
 --@include holds
+--@include fence
 --@include queue
 
 local mode, tok = ARGV[1], ARGV[2]
@@ -25,7 +26,7 @@ if mode == 'write' then
   if count > 0 then return { 2, count } end
   redis.call('HDEL', KEYS[1], unpack(WRITER_FIELDS))
   refresh_ttl(now)
-  wake_front(now, false)
+  wake_front(now, false, ARGV[3] or '0')
   return { 1, 0 }
 end
 
@@ -41,5 +42,5 @@ if r.count > 1 then
 end
 drop_reader(tok)
 refresh_ttl(now)
-wake_front(now, false)
+wake_front(now, false, ARGV[3] or '0')
 return { 1, 0 }

@@ -8,6 +8,7 @@
 -- Returns  1 when this attempt's change was undone (a new hold dropped, or its count put back),
 --          0 when nothing of this attempt's was left
 --@include holds
+--@include fence
 --@include queue
 
 local mode, tok, attempt = ARGV[1], ARGV[2], ARGV[3]
@@ -22,7 +23,7 @@ if mode == 'write' then
     redis.call('HSET', KEYS[1], 'wc', h[3], 'wa', '')
   end
   refresh_ttl(now)
-  wake_front(now, false)
+  wake_front(now, false, '0')
   return 1
 end
 
@@ -35,5 +36,5 @@ else
   put_reader(tok, r, nil)
 end
 refresh_ttl(now)
-wake_front(now, false)
+wake_front(now, false, '0')
 return 1

@@ -7,17 +7,19 @@
 --
 -- Returns  how many of the given waiters were still in line
 --@include holds
+--@include fence
 --@include queue
 
 local now = now_ms()
 local present = 0
 for i = 1, #ARGV do
-  local mode = waiter_mode(ARGV[i])
-  if mode then
-    redis.call('HSET', KEYS[6], ARGV[i], mode .. '|' .. (now + WAITER_LEASE_MS))
+  local w = waiter_info(ARGV[i])
+  if w then
+    w.lease = now + WAITER_LEASE_MS
+    put_waiter(ARGV[i], w)
     present = present + 1
   end
 end
 if present > 0 then keep_line() end
-if prune_line(now) > 0 then wake_front(now, true) end
+if prune_line(now) > 0 then wake_front(now, true, '0') end
 return present

@@ -1,17 +1,27 @@
--- include/queue.lua — the line of requests waiting for one lock (first come, first served).
+-- include/queue.lua — the line of requests waiting for one lock (first come, first served), and the
+-- hand-off that gives a freed lock straight to the front of the line. Include after holds and fence.
 --
 -- KEYS[4]  zset  waiter id -> place in line (arrival order)
 -- KEYS[5]  zset  the waiting writers only, same places (to find "a writer ahead of me" in O(log n))
--- KEYS[6]  hash  waiter id -> "mode|leaseExpiry (Redis ms)"; field '#' counts arrivals
--- A waiter id is "<replica id>.<n>"; a wake-up is PUBLISHed to "<wake prefix><replica id>" with the
--- waiter id as the message. The replica that parked the waiter renews its lease every second, so the
--- waiters of a replica that died leave the line when their lease lapses (within seconds).
+-- KEYS[6]  hash  waiter id -> "mode|leaseExpiry (Redis ms)|token|ttlMs"; field '#' counts arrivals
+-- A waiter id is "<replica id>.<n>". Pushes go to channel "<wake prefix><replica id>":
+--   "<id>"                      look again (the front changed, or your turn came but not a hand-off)
+--   "<id>|<fence>|<Redis µs>"   handed over: the lock is yours (hold of your token, your ttl, that
+--                               fence, its expiry counted from that Redis time)
+-- The replica that parked the waiter renews its lease every second, so the waiters of a replica that
+-- died leave the line when their lease lapses (within seconds). A hand-off goes only to a waiter
+-- renewed lately, and is not made when its push reaches no subscriber (that replica is gone: the
+-- waiter leaves the line at once).
 
-local function waiter_mode(id)
+local function waiter_info(id)
   local v = redis.call('HGET', KEYS[6], id)
-  if not v then return nil, 0 end
-  local mode, lease = string.match(v, '^(%a+)|(%d+)$')
-  return mode, tonumber(lease)
+  if not v then return nil end
+  local mode, lease, tok, ttl = string.match(v, '^(%a+)|(%d+)|([^|]*)|(%d+)$')
+  return { mode = mode, lease = tonumber(lease), tok = tok, ttl = tonumber(ttl) }
+end
+
+local function put_waiter(id, w)
+  redis.call('HSET', KEYS[6], id, w.mode .. '|' .. w.lease .. '|' .. w.tok .. '|' .. w.ttl)
 end
 
 local function leave_line(id)
@@ -27,8 +37,8 @@ local function prune_line(now)
   while true do
     local head = redis.call('ZRANGE', KEYS[4], 0, 0)[1]
     if not head then return dropped end
-    local _, lease = waiter_mode(head)
-    if lease > now then return dropped end
+    local w = waiter_info(head)
+    if w and w.lease > now then return dropped end
     leave_line(head)
     dropped = dropped + 1
   end
@@ -39,11 +49,11 @@ local function keep_line()
   for i = 4, 6 do redis.call('PEXPIRE', KEYS[i], WAITER_LEASE_MS * 2) end
 end
 
-local function join_line(id, mode, score, lease_until)
+local function join_line(id, score, w)
   if score == '' then score = redis.call('HINCRBY', KEYS[6], '#', 1) end
   redis.call('ZADD', KEYS[4], score, id)
-  if mode == 'write' then redis.call('ZADD', KEYS[5], score, id) end
-  redis.call('HSET', KEYS[6], id, mode .. '|' .. lease_until)
+  if w.mode == 'write' then redis.call('ZADD', KEYS[5], score, id) end
+  put_waiter(id, w)
   keep_line()
 end
 
@@ -63,30 +73,81 @@ end
 local function head_lease_ms(now)
   local head = redis.call('ZRANGE', KEYS[4], 0, 0)[1]
   if not head then return 0 end
-  local _, lease = waiter_mode(head)
-  return math.max(lease - now, 1)
+  local w = waiter_info(head)
+  return math.max((w and w.lease or now) - now, 1)
 end
 
-local function wake(id)
-  redis.call('PUBLISH', WAKE_PREFIX .. string.match(id, '^([^.]+)'), id)
+local function push(id, message)
+  return redis.call('PUBLISH', WAKE_PREFIX .. string.match(id, '^([^.]+)'), message)
 end
 
--- Wake the waiter(s) at the front of the line: a writer at the head, or the run of readers at the
--- head. Unless `always`, only when they can proceed now (the lock is free for them); `always` is
--- for a front that just changed, so the new front learns how long to sleep. Nobody else is woken.
-local function wake_front(now, always)
+-- Give the free lock to waiter `id` (mode, token and ttl of its request; attempt id = its waiter id,
+-- so that leave.lua can take back a hand-off its waiter no longer wants, and acquire.lua can claim
+-- it), and push it the grant. Returns false when no replica received the push: then nothing is
+-- handed over and the unreachable waiter leaves the line.
+local function hand_off(id, w, hint)
+  local clock = now_us()
+  local fence = next_fence(KEYS[3], clock, hint)
+  leave_line(id)
+  if push(id, id .. '|' .. fmt(fence) .. '|' .. fmt(clock)) == 0 then return false end
+  local expires = math.floor(clock / 1000) + w.ttl
+  if w.mode == 'write' then
+    redis.call('HSET', KEYS[1], 'w', w.tok, 'wf', fmt(fence), 'wc', 1, 'wt', w.ttl, 'we', expires, 'wa', id, 'wac', 0)
+  else
+    put_reader(w.tok, { fence = fence, count = 1, ttl = w.ttl, att = id, attc = 0 }, expires)
+  end
+  return true
+end
+
+-- Whether the waiter's replica renewed its place lately (it does so every second; see the header):
+-- only such a waiter is handed the lock. One that missed a renewal is woken instead, and takes the
+-- lock itself if it is alive, so a replica cut off from Redis without closing its connections is
+-- not handed a lock it cannot use.
+local RENEWED_WITHIN_MS = 1500
+local function renewed_lately(w, now)
+  return w.lease - now >= WAITER_LEASE_MS - RENEWED_WITHIN_MS
+end
+
+-- Let the front of the line proceed: a writer at the head, or the run of readers at the head, gets
+-- the lock handed over when it is free for them. `always`: the front just changed, so a front that
+-- cannot proceed yet is woken to learn how long to sleep. Nobody else is woken. `hint`: fence hint
+-- (include/fence.lua), '0' for none. Bounded by the line's length (MAX_WAITERS).
+local function wake_front(now, always, hint)
   if redis.call('EXISTS', KEYS[4]) == 0 then return end
   prune_line(now)
-  local ids = redis.call('ZRANGE', KEYS[4], 0, 99)
-  if #ids == 0 then return end
-  local writer_holds = redis.call('HEXISTS', KEYS[1], 'w') == 1
-  for i, id in ipairs(ids) do
-    local mode = waiter_mode(id)
-    if mode == 'write' then
-      if i == 1 and (always or redis.call('EXISTS', KEYS[1]) == 0) then wake(id) end
-      return
+  local pos, handed = 0, false
+  while true do
+    local id = redis.call('ZRANGE', KEYS[4], pos, pos)[1]
+    if not id then break end
+    local w = waiter_info(id)
+    if not w then
+      leave_line(id)
+    elseif w.mode == 'write' then
+      if pos > 0 then break end
+      if redis.call('EXISTS', KEYS[1]) == 1 then
+        if always then push(id, id) end
+        break
+      end
+      if not renewed_lately(w, now) then
+        push(id, id)
+        break
+      end
+      if hand_off(id, w, hint) then
+        handed = true
+        break
+      end
+      -- Unreachable: it left the line; the new head is next.
+    elseif redis.call('HEXISTS', KEYS[1], 'w') == 1 then
+      if not always then break end
+      push(id, id)
+      pos = pos + 1
+    elseif redis.call('ZCARD', KEYS[2]) >= MAX_READERS or not renewed_lately(w, now) then
+      -- It looks again itself (and learns of a full lock as a 429).
+      push(id, id)
+      pos = pos + 1
+    elseif hand_off(id, w, hint) then
+      handed = true
     end
-    if writer_holds and not always then return end
-    wake(id)
   end
+  if handed then refresh_ttl(now) end
 end
