@@ -7,6 +7,7 @@ import { startApp } from './helpers/app.js'
 import { contend } from './helpers/contenders.js'
 import { History } from './helpers/history.js'
 import { until } from './helpers/until.js'
+import { ClientGone } from '../src/locks/types.js'
 
 const tok = (name: string) => `${name}-wait-token-000000`
 
@@ -156,12 +157,12 @@ t.test('waiting on one Redis', async (t) => {
     for (let round = 0; round < 5; round++) {
       const key = `race-${round}`
       await post(`/locks/${key}?ttl=30s`, tok('holder'))
-      const gone = new AbortController()
+      const gone = new ClientGone()
       // Abort the very moment the wake-up push is published: the waiter is then mid-attempt or asleep.
       const spy = redis.client()
       await spy.psubscribe('lock-service:wake:*')
-      spy.on('pmessage', () => gone.abort())
-      const waiting = app.engine.acquire({ mode: 'exclusive', key, token: tok('b'), ttlMs: 30_000, reentrant: false, waitMs: 10_000, signal: gone.signal })
+      spy.on('pmessage', () => gone.notify())
+      const waiting = app.engine.acquire({ mode: 'exclusive', key, token: tok('b'), ttlMs: 30_000, reentrant: false, waitMs: 10_000, clientGone: gone })
       await until(async () => (await waitersOn(`/locks/${key}`)) === 1, 'b in line')
       await del(`/locks/${key}`, tok('holder'))
       await t.rejects(waiting, `round ${round}: the abandoned acquire does not return a grant`)

@@ -4,7 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import type { Config } from '../config.js'
 import type { LockEngine } from '../locks/engine.js'
 import type { Observed } from '../locks/observe.js'
-import type { Grant, LockMode } from '../locks/types.js'
+import { ClientGone, type Grant, type LockMode } from '../locks/types.js'
 import { acquireSchemas, errorResponses, grantSchema, keyParams, releaseResultSchema, releaseSchemas, renewSchemas, tokenHeaders } from './schemas.js'
 import { newToken, oneOf, requireToken } from './tokens.js'
 import { authorizeAdmin, authorizeKey } from './auth.js'
@@ -16,13 +16,13 @@ export interface HoldRoutesOptions {
   observed: Observed
 }
 
-/** Aborted when the client hangs up before its answer is sent. */
-function clientGone(response: ServerResponse): AbortSignal {
-  const gone = new AbortController()
+/** Told when the client hangs up before its answer is sent. */
+function clientGone(response: ServerResponse): ClientGone {
+  const gone = new ClientGone()
   response.once('close', () => {
-    if (!response.writableFinished) gone.abort()
+    if (!response.writableFinished) gone.notify()
   })
-  return gone.signal
+  return gone
 }
 
 /** The wire shape of a grant: the engine's Grant less its internal flags. */
@@ -63,7 +63,7 @@ export function registerHoldRoutes(fastify: FastifyInstance, { config, engine, o
       const token = oneOf('token', request.headers['lock-token'], body.token) ?? newToken()
       const waitMs = oneOf('wait', request.query.wait, body.waitMs) ?? 0
       const grant = await observed.acquire(mode, () =>
-        engine.acquire({ mode, key: request.params.key, token, ttlMs, reentrant: body.reentrant ?? false, waitMs, signal: waitMs > 0 ? clientGone(reply.raw) : undefined }),
+        engine.acquire({ mode, key: request.params.key, token, ttlMs, reentrant: body.reentrant ?? false, waitMs, clientGone: waitMs > 0 ? clientGone(reply.raw) : undefined }),
       )
       return reply.code(grant.regranted ? 200 : 201).send(grantBody(grant))
     },

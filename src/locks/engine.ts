@@ -18,8 +18,7 @@ interface Won {
   votedYes: Set<RedisNode>
   attempt?: string
 }
-type Refused = { granted: false; error: ServiceError; retry: boolean; wakeInMs: number; split: boolean }
-type Attempt = ({ granted: true; hold: 'read' | 'write'; attempt: string } & Won) | Refused
+type Attempt = ({ granted: true; hold: 'read' | 'write'; attempt: string } & Won) | { granted: false; error: ServiceError; retry: boolean; wakeInMs: number; split: boolean }
 
 /** How far ahead of the service clock fences are proposed, so that the nodes' clocks stay below it. */
 const FENCE_HINT_LEAD_MS = 1000
@@ -54,13 +53,16 @@ export class LockEngine {
    * lock over or an expiry lets it through, or refused. A grant that races the client hanging up is
    * given back at once.
    */
-  async acquire(req: AcquireRequest): Promise<Grant> {
+  acquire(req: AcquireRequest): Promise<Grant> {
     // A request that may wait takes its place in line with its first attempt. When this replica
     // cannot take another waiter, it still gets one try.
-    if (req.waitMs && this.room.hasRoom) return this.acquireWaiting(req, req.waitMs)
+    return req.waitMs && this.room.hasRoom ? this.acquireWaiting(req, req.waitMs) : this.acquireOnce(req)
+  }
+
+  private async acquireOnce(req: AcquireRequest): Promise<Grant> {
     const first = await this.attempt(req)
     if (first.granted) {
-      if (req.signal?.aborted) {
+      if (req.clientGone?.gone) {
         this.rollback(this.keys(req.mode, req.key).keys, first.hold, req.token, first.attempt)
         throw clientGone()
       }
@@ -74,7 +76,7 @@ export class LockEngine {
     const { keys, hold } = this.keys(req.mode, req.key)
     const started = performance.now()
     const deadline = started + waitMs
-    const waiter = this.room.park(keys, req.signal ?? new AbortController().signal)
+    const waiter = this.room.park(keys, req.clientGone)
     let won: Won | undefined
     let waited = false
     let result: 'granted' | 'timeout' | 'cancelled' = 'cancelled'
@@ -91,7 +93,20 @@ export class LockEngine {
           result = 'timeout'
           throw withWaited(outcome.error, performance.now() - started)
         }
-        won = await this.sleepInLine(req, waiter, outcome, deadline)
+        // Asleep in line until a push, until the holds ahead lapse (wakeInMs), or until the wait runs
+        // out; a split vote retries after a random pause (quorum mode). A push may be the lock itself,
+        // handed over by a release: from a majority of nodes that is the grant, with no further round
+        // trip. Anything else: look again. (One loop here rather than a helper: every parked request
+        // keeps its async frames, ~0.5 KB each.)
+        let nap = outcome.split ? 5 + Math.random() * 45 : outcome.wakeInMs > 0 ? outcome.wakeInMs + 1 : Infinity
+        for (let left = deadline - performance.now(); left > 0; left = deadline - performance.now()) {
+          const why = await waiter.sleep(Math.min(nap, left))
+          if (why === 'aborted') throw this.room.abortReason() ?? outcome.error
+          won = await this.handedOver(req, waiter)
+          if (won || why !== 'woken' || waiter.handOffVotes(this.config.driftFactor).length === 0) break
+          // Some nodes handed over, not yet a majority: give the others one node timeout to follow.
+          nap = this.config.nodeTimeoutMs
+        }
       }
       // A grant that raced the client hanging up (or shutdown) is given back in `finally`.
       if (waiter.aborted) throw this.room.abortReason() ?? clientGone()
@@ -108,26 +123,6 @@ export class LockEngine {
         this.room.leave(waiter, undefined, { hold, token: req.token })
       }
       if (waited) this.metrics.waitDuration.observe({ mode: req.mode, outcome: result }, (performance.now() - started) / 1000)
-    }
-  }
-
-  /**
-   * After a refused attempt: sleep until a push, until the holds ahead lapse, or until the wait runs
-   * out. A push may be the lock itself, handed over by a release: from a majority of nodes that is
-   * the grant, with no further round trip. Otherwise (undefined) the caller looks again.
-   */
-  private async sleepInLine(req: AcquireRequest, waiter: Waiter, refused: Refused, deadline: number): Promise<Won | undefined> {
-    // A split vote retries after a random pause (quorum mode).
-    let nap = refused.split ? 5 + Math.random() * 45 : refused.wakeInMs > 0 ? refused.wakeInMs + 1 : Infinity
-    for (;;) {
-      const left = deadline - performance.now()
-      if (left <= 0) return undefined
-      const why = await waiter.sleep(Math.min(nap, left))
-      if (why === 'aborted') throw this.room.abortReason() ?? refused.error
-      const handed = await this.handedOver(req, waiter)
-      if (handed || why !== 'woken' || waiter.handOffVotes(this.config.driftFactor).length === 0) return handed
-      // Some nodes handed over, not yet a majority: give the others one node timeout to follow.
-      nap = this.config.nodeTimeoutMs
     }
   }
 

@@ -5,6 +5,7 @@ import { ServiceError } from '../errors.js'
 import type { Metrics } from '../metrics.js'
 import type { Quorum } from '../redis/quorum.js'
 import type { LockKeys } from './keys.js'
+import type { ClientGone } from './types.js'
 
 /** How long a waiter keeps its place in line without its replica renewing it. */
 export const WAITER_LEASE_MS = 3000
@@ -54,10 +55,9 @@ export class Waiter {
     readonly keys: LockKeys,
     /** Place in line: '' lets Redis number arrivals (one node); a quorum needs one order on every node. */
     readonly place: string,
-    clientGone: AbortSignal,
+    clientGone: ClientGone | undefined,
   ) {
-    if (clientGone.aborted) this.stopped = true
-    else clientGone.addEventListener('abort', () => this.stop(), { once: true })
+    clientGone?.listen(() => this.stop())
   }
 
   /** The client hung up, or the replica is shutting down. */
@@ -205,15 +205,16 @@ export class WaitRoom {
   }
 
   /** Park a request: it gets an id and a place in line, and leaves with `leave`. */
-  park(keys: LockKeys, clientGone: AbortSignal): Waiter {
+  park(keys: LockKeys, clientGone: ClientGone | undefined): Waiter {
     if (!this.hasRoom) throw this.noRoom()
     const n = this.next++
     const id = `${this.replicaId}.${n.toString(36)}`
     const place = this.quorum.size === 1 ? '' : String(Date.now() * 1000 + (n % 1000))
-    const waiter = new Waiter(id, keys, place, clientGone)
-    this.waiters.set(id, waiter)
     let group = this.byLock.get(keys.holds)
     if (!group) this.byLock.set(keys.holds, (group = new Set()))
+    // The waiters of one lock share one LockKeys (~0.5 KB each otherwise).
+    const waiter = new Waiter(id, group.values().next().value?.keys ?? keys, place, clientGone)
+    this.waiters.set(id, waiter)
     group.add(waiter)
     this.metrics.waiters.set(this.waiters.size)
     return waiter
