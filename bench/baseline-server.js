@@ -16,6 +16,9 @@
 //   POST   /rwlocks/:key/read|write  → 201, the same grant shape with mode 'read' | 'write' | 409
 //   DELETE /rwlocks/:key/read|write  → 200 { key, released: true, holdCount: 0 } | 404
 //   GET    /readyz      → 200 { ready: true }
+//   POST   /parked/:key → stays open until DELETE /parked, then 201 with the grant shape: the floor
+//                         for a parked waiting request (what Fastify itself keeps per open request)
+//   GET    /parked      → 200 { parked }   DELETE /parked → 200 { released } (answers them all)
 //
 // The /rwlocks routes grant every hold (no read/write exclusion: they measure the HTTP cost of the
 // read-write routes, not their semantics); with BASELINE_REDIS_URL each does its one round trip on a
@@ -94,6 +97,21 @@ for (const mode of ['read', 'write']) {
     return { key, released: true, holdCount: 0 }
   })
 }
+
+/** @type {Set<() => void>} */
+const parked = new Set()
+app.post('/parked/:key', async (request, reply) => {
+  const { key } = /** @type {{ key: string }} */ (request.params)
+  await new Promise((resolve) => parked.add(() => resolve(undefined)))
+  return reply.code(201).send(grantBody(key, 'exclusive', String(request.headers['lock-token'])))
+})
+app.get('/parked', async () => ({ parked: parked.size }))
+app.delete('/parked', async () => {
+  const released = parked.size
+  for (const answer of parked) answer()
+  parked.clear()
+  return { released }
+})
 
 app.get('/readyz', async () => ({ ready: true }))
 

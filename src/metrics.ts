@@ -57,12 +57,12 @@ export function createMetrics() {
     }),
     wakeups: new Counter({
       name: 'lock_wakeups_total',
-      help: 'Wake-up pushes that reached a waiter on this replica',
+      help: 'Pushes that reached a waiter on this replica: hand-offs (the lock itself) and wake-ups',
       registers: [registry],
     }),
     handoff: new Histogram({
       name: 'lock_handoff_seconds',
-      help: 'From the wake-up push (sent by the release) reaching this replica to the grant',
+      help: 'From the push (sent by the release) reaching this replica to the grant being answered',
       buckets: [0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5],
       registers: [registry],
     }),

@@ -1,12 +1,13 @@
 /**
  * One hot key with waiting clients (issue 5): every connection loops POST /locks/<hot>?ttl=5s&wait=10s
  * with its own token, holds the grant for ~0 ms and DELETEs it, at 16 and at 64 connections. The
- * service parks all but one of them in line and hands the lock over on each release (push wake-up).
+ * service parks all but one of them in line; each release script hands the lock to the head waiter
+ * and pushes it the grant.
  *
  * - grants/s: 201s per second on the one key (every cycle is one grant: POST + DELETE);
  * - hand-off: measured in this process as the time from a DELETE being sent to the next 201 received
  *   on any connection (one shared "last release sent at" per run). It includes the release's trip to
- *   the service, the release script, the push to the waiter's replica, the waiter's acquire script
+ *   the service, the release script (which hands the lock over), the push to the waiter's replica
  *   and the grant's trip back, but not the DELETE's own answer;
  * - fairness: grants per connection over the measured window, fewest and most, and max ÷ min.
  *

@@ -240,6 +240,45 @@ async function baselineConnections(server: HttpServer, count: number): Promise<{
   }
 }
 
+/**
+ * The floor for parked requests: a fresh baseline process (Fastify, no validation, no Redis) with
+ * `count` connections, each with one POST /parked/<key> that the server holds open (an awaited
+ * promise) until DELETE /parked answers them all. What Node + Fastify keep per open request.
+ */
+async function baselineParked(server: HttpServer, count: number): Promise<{ rssMiB: number; laterRssMiB: number; peakRssMiB: number; parked: number; failed: number }> {
+  const control = connect('raw', server.host, server.port)
+  const conns: HttpConnection[] = []
+  const answers: Promise<void>[] = []
+  let failed = 0
+  const parkedNow = async () => (JSON.parse(await expectOk(control, 'GET', '/parked', 200)) as { parked: number }).parked
+  try {
+    for (let i = 0; i < count; i++) {
+      const conn = connect('raw', server.host, server.port)
+      conns.push(conn)
+      answers.push(
+        conn.request('POST', `/parked/b.${i % 100}`, { headers: { 'lock-token': randomToken() } }).then(
+          (r) => void (r.status !== 201 && failed++),
+          () => void failed++,
+        ),
+      )
+      if ((i + 1) % BATCH === 0) while (i + 1 - (await parkedNow()) > IN_FLIGHT) await sleep(20)
+    }
+    let parked = 0
+    const deadline = performance.now() + 30_000
+    while ((parked = await parkedNow()) < count && performance.now() < deadline) await sleep(100)
+    const rssMiB = server.proc.memory().rssMb
+    await sleep(PARKED_FOR_MS)
+    const laterRssMiB = server.proc.memory().rssMb
+    const peakRssMiB = server.proc.memory().peakRssMb
+    await expectOk(control, 'DELETE', '/parked', 200)
+    await Promise.race([Promise.all(answers), sleep(20_000)])
+    return { rssMiB, laterRssMiB, peakRssMiB, parked, failed }
+  } finally {
+    for (const c of conns) c.close()
+    control.close()
+  }
+}
+
 const scenario: Scenario = {
   id: 'waiters-memory',
   title: 'Resident memory with 10,000 parked waiters',
@@ -247,12 +286,13 @@ const scenario: Scenario = {
     `VmRSS (MiB) of fresh service processes (MAX_WAITERS=20000): idle (lowest in ${(SETTLE_MS - IDLE_WINDOW_MS) / 1000}–${SETTLE_MS / 1000} s after start), with N waiting requests parked ` +
     `(POST ?wait=${WAIT} behind a held lock, one connection each) once all show in GET /locks/:key and again ${PARKED_FOR_MS / 1000} s later, ` +
     'and 1 s after the line drained (force-release, each waiter releases once granted); peak = VmHWM. ' +
-    '"CPU while parked" = cores busy keeping them parked (lease renewals). The baseline row holds the same number of open keep-alive connections, each after one answered request.',
+    '"CPU while parked" = cores busy keeping them parked (lease renewals). Baselines (fresh Fastify processes, no Redis): "open connections" holds the same number of keep-alive connections, each after one answered request; "parked requests" holds as many requests open (each awaiting a promise), the floor for a parked waiter.',
   async run(ctx) {
     const selfLimit = openFileLimit('self')
-    const [services, baseline] = await Promise.all([
+    const [services, baseline, parkedBaseline] = await Promise.all([
       Promise.all(LAYOUTS.map((_, i) => ctx.startService({ nodes: 1, name: `service-waiters-${i + 1}`, env: { MAX_WAITERS: '20000' } }))),
       ctx.startBaseline('baseline-connections'),
+      ctx.startBaseline('baseline-parked'),
     ])
     try {
       const serviceLimit = Math.min(...services.map((s) => openFileLimit(s.proc.pid)))
@@ -272,9 +312,11 @@ const scenario: Scenario = {
       await sleep(SETTLE_MS - IDLE_WINDOW_MS)
       const idle = services.map(() => Infinity)
       let baselineIdle = Infinity
+      let parkedBaselineIdle = Infinity
       for (let t = 0; t <= IDLE_WINDOW_MS; t += 1000) {
         services.forEach((s, i) => (idle[i] = Math.min(idle[i] as number, s.proc.memory().rssMb)))
         baselineIdle = Math.min(baselineIdle, baseline.proc.memory().rssMb)
+        parkedBaselineIdle = Math.min(parkedBaselineIdle, parkedBaseline.proc.memory().rssMb)
         if (t < IDLE_WINDOW_MS) await sleep(1000)
       }
 
@@ -286,6 +328,9 @@ const scenario: Scenario = {
       }
       const base = await baselineConnections(baseline, count)
       ctx.log(`  baseline         ${count} open connections: RSS ${base.rssMiB.toFixed(1)} MiB (idle ${baselineIdle.toFixed(1)})${base.failed > 0 ? `, ${base.failed} FAILED` : ''}`)
+      const floor = await baselineParked(parkedBaseline, count)
+      const floorRssMiB = Math.max(floor.rssMiB, floor.laterRssMiB)
+      ctx.log(`  baseline         ${floor.parked} parked requests: RSS ${floor.rssMiB.toFixed(1)} → ${floor.laterRssMiB.toFixed(1)} MiB (idle ${parkedBaselineIdle.toFixed(1)})${floor.failed > 0 ? `, ${floor.failed} FAILED` : ''}`)
 
       const rows = results.map((r) => [
         `service, ${r.layout}`,
@@ -313,6 +358,26 @@ const scenario: Scenario = {
         '–',
         '–',
       ])
+      rows.push([
+        'baseline, parked requests',
+        fmtNumber(floor.parked),
+        fmtNumber(parkedBaselineIdle),
+        fmtNumber(floor.rssMiB),
+        fmtNumber(floor.laterRssMiB),
+        fmtNumber(((floorRssMiB - parkedBaselineIdle) * 1024) / floor.parked),
+        floor.parked < WANTED ? fmtNumber(parkedBaselineIdle + (floorRssMiB - parkedBaselineIdle) * (WANTED / floor.parked)) : '–',
+        fmtNumber(floor.peakRssMiB),
+        '–',
+        '–',
+        '–',
+      ])
+      for (const r of results) {
+        const overKiB = r.kibPerWaiter - ((floorRssMiB - parkedBaselineIdle) * 1024) / floor.parked
+        notes.push(
+          `${r.layout}: ${(Math.max(r.parkedRssMiB, r.parkedLaterRssMiB) / floorRssMiB).toFixed(2)}× the RSS of the baseline holding as many parked requests; ` +
+            `the service's own cost per waiter over that floor: ${fmtNumber(overKiB)} KiB.`,
+        )
+      }
       for (const r of results) {
         if (r.refusedWhileParking > 0) {
           notes.push(`**Warning:** ${r.layout}: ${r.refusedWhileParking} of ${count} waiting requests were answered before all were parked, so ${r.waiters} were in line at once; "scaled to 10k" extrapolates.`)
@@ -320,6 +385,7 @@ const scenario: Scenario = {
         if (r.failed > 0) notes.push(`**Warning:** ${r.layout}: ${r.failed} of ${count} waiters were not granted and released (first: \`${(r.failures[0] ?? '').replace(/`/g, "'")}\`).`)
       }
       if (base.failed > 0) notes.push(`**Warning:** baseline: ${base.failed} of ${count} requests failed.`)
+      if (floor.failed > 0 || floor.parked < count) notes.push(`**Warning:** parked baseline: ${floor.parked} of ${count} parked, ${floor.failed} failed.`)
       const targets: TargetCheck[] = results.map((r) => {
         const mib = r.waiters < WANTED ? r.scaledTo10kMiB : Math.max(r.parkedRssMiB, r.parkedLaterRssMiB)
         const mb = (mib * MIB) / 1e6
@@ -356,12 +422,20 @@ const scenario: Scenario = {
           parkedForMs: PARKED_FOR_MS,
           service: results.map(r2),
           baseline: { idleRssMiB: round(baselineIdle), rssMiBWithConnections: round(base.rssMiB), peakRssMiB: round(base.peakRssMiB), failed: base.failed },
+          parkedBaseline: {
+            idleRssMiB: round(parkedBaselineIdle),
+            parked: floor.parked,
+            rssMiB: round(floor.rssMiB),
+            laterRssMiB: round(floor.laterRssMiB),
+            peakRssMiB: round(floor.peakRssMiB),
+            failed: floor.failed,
+          },
         },
         targets,
         notes,
       }
     } finally {
-      await Promise.all([...services.map((s) => s.proc.stop()), baseline.proc.stop()])
+      await Promise.all([...services.map((s) => s.proc.stop()), baseline.proc.stop(), parkedBaseline.proc.stop()])
     }
   },
 }
