@@ -2,12 +2,13 @@ import http from 'node:http'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
-import { startRedis } from './helpers/redis-server.js'
+import { startRedis, startRedisCluster } from './helpers/redis-server.js'
 import { startApp } from './helpers/app.js'
 import { contend } from './helpers/contenders.js'
 import { History } from './helpers/history.js'
 import { until } from './helpers/until.js'
 import { ClientGone } from '../src/locks/types.js'
+import { lockKeys } from '../src/locks/keys.js'
 
 const tok = (name: string) => `${name}-wait-token-000000`
 
@@ -171,6 +172,39 @@ t.test('waiting on one Redis', async (t) => {
       t.equal((await post(`/locks/${key}`, tok('c'))).statusCode, 201, `round ${round}: free for the next client at once, not after the 30 s TTL`)
     }
   })
+})
+
+t.test('a hand-off is the release script alone: the waiter sends nothing more to Redis (one node, and a quorum of 3)', async (t) => {
+  for (const n of [1, 3]) {
+    const nodes = await startRedisCluster(n, { t })
+    const { app, config } = await startApp(t, nodes.map((r) => r.url), { logLevel: 'warn' })
+    const key = `one-trip-${n}`
+    await app.inject({ method: 'POST', url: `/locks/${key}?ttl=30s`, headers: { 'lock-token': tok('a') } })
+    const waiting = app.inject({ method: 'POST', url: `/locks/${key}?wait=10s`, headers: { 'lock-token': tok('b') } })
+    await until(async () => (await app.inject({ method: 'GET', url: `/locks/${key}` })).json().waiters === 1, 'b in line')
+    // Every command that reaches the nodes from here until the grant, as MONITOR reports it.
+    // (Calls from clients only: MONITOR also shows the commands a script runs, source "lua".)
+    const seen: string[][] = []
+    const clients = nodes.map((r) => r.client())
+    const monitors = await Promise.all(clients.map((c) => c.monitor()))
+    for (const m of monitors) m.on('monitor', (_time: string, args: string[], source: string) => void (source.includes('lua') || seen.push(args)))
+    const [released, res] = await Promise.all([app.inject({ method: 'DELETE', url: `/locks/${key}`, headers: { 'lock-token': tok('a') } }), waiting])
+    await sleep(200)
+    for (const c of [...monitors, ...clients]) c.disconnect()
+    t.same([released.statusCode, res.statusCode], [200, 201], `N=${n}: released, then granted`)
+    const byB = seen.filter((args) => args.includes(tok('b')))
+    t.same(byB, [], `N=${n}: the waiter asked no node again (the release handed the lock over)`)
+    t.equal(seen.filter((args) => args.includes(tok('a'))).length, n, `N=${n}: one release call per node`)
+    const holds = await Promise.all(nodes.map(async (r) => {
+      const c = r.client()
+      try {
+        return await c.hmget(lockKeys(config.keyPrefix, 'lock', key).holds, 'w', 'wf')
+      } finally {
+        c.disconnect()
+      }
+    }))
+    t.same(holds, Array(n).fill([tok('b'), String(res.json().fence)]), `N=${n}: every node holds it for b, with the fence b was given`)
+  }
 })
 
 t.test('a waiter whose HTTP client hangs up leaves the line at once', async (t) => {

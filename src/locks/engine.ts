@@ -103,7 +103,8 @@ export class LockEngine {
           const why = await waiter.sleep(Math.min(nap, left))
           if (why === 'aborted') throw this.room.abortReason() ?? outcome.error
           won = await this.handedOver(req, waiter)
-          if (won || why !== 'woken' || waiter.handOffVotes(this.config.driftFactor).length === 0) break
+          const votes = waiter.handOffVotes(this.config.driftFactor).length
+          if (won || why !== 'woken' || votes === 0 || votes >= this.quorum.majority) break
           // Some nodes handed over, not yet a majority: give the others one node timeout to follow.
           nap = this.config.nodeTimeoutMs
         }
@@ -250,8 +251,10 @@ export class LockEngine {
 
   async release(req: ReleaseRequest): Promise<Release> {
     const { keys, hold } = this.keys(req.mode, req.key)
+    // The fence hint, for the hand-off to the next waiter: one value for every node, so they agree.
+    const args = [hold, req.token, fenceHint()]
     const tally = await this.quorum.ask(
-      (node) => node.run('release', keys.all, [hold, req.token, fenceHint()]) as Promise<Reply>,
+      (node) => node.run('release', keys.all, args) as Promise<Reply>,
       settledByMajority,
     )
     const done = replies(tally).filter((r) => isYes(r[0] ?? 0))
