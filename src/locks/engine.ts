@@ -104,7 +104,7 @@ export class LockEngine {
           if (why === 'aborted') throw this.room.abortReason() ?? outcome.error
           won = await this.handedOver(req, waiter)
           const votes = waiter.handOffVotes(this.config.driftFactor).length
-          if (won || why !== 'woken' || votes === 0 || votes >= this.quorum.majority) break
+          if (won || why !== 'woken' || waiter.handOffCount === 0 || votes >= this.quorum.majority) break
           // Some nodes handed over, not yet a majority: give the others one node timeout to follow.
           nap = this.config.nodeTimeoutMs
         }
@@ -168,16 +168,26 @@ export class LockEngine {
     // A waiter carries its lock's keys: computed once per request.
     const { keys, hold } = waiter ? { keys: waiter.keys, hold: storageOf(req.mode).hold } : this.keys(req.mode, req.key)
     const args = [hold, req.token, req.ttlMs, req.reentrant ? 1 : 0, attempt, waiter?.id ?? '', waiter?.place ?? '', fenceHint()]
+    // A waiter notes each node's answer as it comes (also after the vote settled): what dates the
+    // hand-offs it may be pushed next.
+    const asked = waiter?.asking(started)
     const tally = await this.quorum.ask(
-      (node) => node.run('acquire', keys.all, args) as Promise<Reply>,
+      (node) => {
+        const call = node.run('acquire', keys.all, args) as Promise<Reply>
+        if (asked === undefined) return call
+        return call.then(
+          (reply) => {
+            asked.answered(node.index, reply[0] === ScriptCode.HELD ? reply[3] : undefined)
+            return reply
+          },
+          (err: unknown) => {
+            asked.answered(node.index, undefined)
+            throw err
+          },
+        )
+      },
       (t) => grantVotes(t).length >= t.majority || countWhere(t, (c) => c < 0) >= t.majority,
     )
-    if (waiter) {
-      for (const node of this.quorum.nodes) {
-        const answer = tally.answers.find((a) => a.node === node)
-        waiter.answered(node.index, started, answer?.ok && answer.value[0] === ScriptCode.HELD ? answer.value[3] : undefined)
-      }
-    }
     const yes = grantVotes(tally)
     const refused = (error: ServiceError, retry = false, wakeInMs = 0, split = false): Attempt => ({ granted: false, error, retry, wakeInMs, split })
 

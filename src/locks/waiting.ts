@@ -47,6 +47,7 @@ export class Waiter {
   /** By node index; allocated on first use. */
   private refusals: (Refusal | undefined)[] | undefined
   private handOffs: (HandOff | undefined)[] | undefined
+  private attempts = 0
 
   private stopped = false
 
@@ -83,14 +84,25 @@ export class Waiter {
     this.wake()
   }
 
-  /** Node `index` answered this waiter's attempt sent at `sentAt`: refused at its clock `redisUs`, or not. */
-  answered(index: number, sentAt: number, redisUs: number | undefined): void {
-    if (redisUs === undefined) {
-      // It granted (taking up any hand-off), failed, or never answered: earlier pushes are spent.
-      if (this.refusals) this.refusals[index] = undefined
-      if (this.handOffs) this.handOffs[index] = undefined
-    } else {
-      ;(this.refusals ??= [])[index] = { sentAt, redisUs }
+  /**
+   * A new attempt, sent at `sentAt`: what the nodes said before no longer dates anything, and a
+   * hand-off pushed before this attempt reached a node is taken up by it. Returns where the nodes'
+   * answers to this attempt go (answers to an older attempt, arriving late, are ignored).
+   */
+  asking(sentAt: number): { answered(index: number, refusedAtUs: number | undefined): void } {
+    const attempt = ++this.attempts
+    this.refusals = undefined
+    this.handOffs = undefined
+    return {
+      answered: (index, refusedAtUs) => {
+        if (attempt !== this.attempts) return
+        if (refusedAtUs === undefined) {
+          // It granted (taking up any hand-off) or failed: a push from it now is spent.
+          if (this.handOffs) this.handOffs[index] = undefined
+        } else {
+          ;(this.refusals ??= [])[index] = { sentAt, redisUs: refusedAtUs }
+        }
+      },
     }
   }
 
@@ -100,7 +112,7 @@ export class Waiter {
 
   /**
    * The hand-offs that count as grants: pushed by a node after it refused this waiter's latest
-   * attempt there (so not one that attempt already took up). The node's hold runs from its clock at
+   * attempt there (so not one that attempt took up; a node that has not answered it yet counts not). The node's hold runs from its clock at
    * the hand-off; here that moment is no earlier than the refused attempt's send time plus the node's
    * clock advance since (less the allowed drift and 1 ms of rounding), which bounds the time elapsed.
    */

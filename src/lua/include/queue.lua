@@ -13,15 +13,20 @@
 -- renewed lately, and is not made when its push reaches no subscriber (that replica is gone: the
 -- waiter leaves the line at once).
 
+-- Also reads the "mode|lease" entries of replicas from before hand-offs (tok = nil: such a waiter is
+-- woken, never handed the lock), so that a rolling upgrade does not break the line.
 local function waiter_info(id)
   local v = redis.call('HGET', KEYS[6], id)
   if not v then return nil end
   local mode, lease, tok, ttl = string.match(v, '^(%a+)|(%d+)|([^|]*)|(%d+)$')
-  return { mode = mode, lease = tonumber(lease), tok = tok, ttl = tonumber(ttl) }
+  if not mode then mode, lease = string.match(v, '^(%a+)|(%d+)') end
+  return { mode = mode or 'write', lease = tonumber(lease) or 0, tok = tok, ttl = tonumber(ttl) }
 end
 
 local function put_waiter(id, w)
-  redis.call('HSET', KEYS[6], id, w.mode .. '|' .. w.lease .. '|' .. w.tok .. '|' .. w.ttl)
+  local v = w.mode .. '|' .. w.lease
+  if w.tok then v = v .. '|' .. w.tok .. '|' .. w.ttl end
+  redis.call('HSET', KEYS[6], id, v)
 end
 
 local function leave_line(id)
@@ -100,12 +105,12 @@ local function hand_off(id, w, hint)
 end
 
 -- Whether the waiter's replica renewed its place lately (it does so every second; see the header):
--- only such a waiter is handed the lock. One that missed a renewal is woken instead, and takes the
+-- only such a waiter (and one whose entry names its token and ttl) is handed the lock. One that missed a renewal is woken instead, and takes the
 -- lock itself if it is alive, so a replica cut off from Redis without closing its connections is
 -- not handed a lock it cannot use.
 local RENEWED_WITHIN_MS = 1500
 local function renewed_lately(w, now)
-  return w.lease - now >= WAITER_LEASE_MS - RENEWED_WITHIN_MS
+  return w.tok ~= nil and w.lease - now >= WAITER_LEASE_MS - RENEWED_WITHIN_MS
 end
 
 -- Let the front of the line proceed: a writer at the head, or the run of readers at the head, gets
