@@ -7,6 +7,7 @@ import { ScriptCode } from '../redis/scripts.js'
 import { lockKeys, type LockKeys, type Namespace } from './keys.js'
 import { storageOf, type AcquireRequest, type Grant, type LockMode, type LockState, type Release, type ReleaseRequest, type RenewRequest } from './types.js'
 import { validityMs } from './validity.js'
+import { fenceHint } from './fence-hint.js'
 import type { WaitRoom, Waiter } from './waiting.js'
 import type { Metrics } from '../metrics.js'
 import type { RedisNode } from '../redis/node.js'
@@ -20,13 +21,6 @@ interface Won {
 }
 type Attempt = ({ granted: true; hold: 'read' | 'write'; attempt: string } & Won) | { granted: false; error: ServiceError; retry: boolean; wakeInMs: number; split: boolean }
 
-/** How far ahead of the service clock fences are proposed, so that the nodes' clocks stay below it. */
-const FENCE_HINT_LEAD_MS = 1000
-
-/** The fence nodes should propose (µs; include/fence.lua), so that a quorum's proposals agree. */
-function fenceHint(): number {
-  return (Date.now() + FENCE_HINT_LEAD_MS) * 1000
-}
 
 const isYes = (code: number) => code > 0
 const is = (wanted: number) => (code: number) => code === wanted
@@ -276,8 +270,9 @@ export class LockEngine {
   /** Operators: drop the write hold, or the read hold with `fence`, whoever holds it. */
   async forceRelease(mode: LockMode, key: string, fence: number | undefined): Promise<Release> {
     const { keys, hold } = this.keys(mode, key)
+    const args = [hold, fence ?? 0, fenceHint()]
     const tally = await this.quorum.ask(
-      (node) => node.run('force_release', keys.all, [hold, fence ?? 0]) as Promise<number>,
+      (node) => node.run('force_release', keys.all, args) as Promise<number>,
       (t) => t.answers.filter((a) => a.ok).length === t.size,
     )
     const answered = tally.answers.flatMap((a) => (a.ok ? [a.value] : []))
@@ -389,8 +384,9 @@ export class LockEngine {
    */
   private rollback(keys: LockKeys, hold: string, token: string, attempt: string, tally?: Tally<Reply>): void {
     const untouched = new Set(tally?.answers.filter((a) => a.ok && (a.value[0] ?? 0) < 0).map((a) => a.node))
+    const args = [hold, token, attempt, fenceHint()]
     for (const node of this.quorum.nodes) {
-      if (!untouched.has(node)) node.run('rollback', keys.all, [hold, token, attempt]).catch(() => undefined)
+      if (!untouched.has(node)) node.run('rollback', keys.all, args).catch(() => undefined)
     }
   }
 

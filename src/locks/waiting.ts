@@ -6,6 +6,7 @@ import type { Metrics } from '../metrics.js'
 import type { Quorum } from '../redis/quorum.js'
 import type { LockKeys } from './keys.js'
 import type { ClientGone } from './types.js'
+import { fenceHint } from './fence-hint.js'
 
 /** How long a waiter keeps its place in line without its replica renewing it. */
 export const WAITER_LEASE_MS = 3000
@@ -242,7 +243,7 @@ export class WaitRoom {
     group?.delete(waiter)
     if (group?.size === 0) this.byLock.delete(waiter.keys.holds)
     this.metrics.waiters.set(this.waiters.size)
-    const args = giveBack ? [waiter.id, giveBack.hold, giveBack.token] : [waiter.id]
+    const args = [waiter.id, giveBack?.hold ?? '', giveBack?.token ?? '', fenceHint()]
     for (const node of onNodes) node.run('leave', waiter.keys.all, args).catch(() => undefined)
   }
 

@@ -4,6 +4,7 @@
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua)
 -- ARGV[1] mode: 'read' | 'write'   ARGV[2] fence of the read hold (ignored for 'write')
+-- ARGV[3] fence hint, µs, for a hand-off to the next waiter (include/fence.lua)
 --
 -- Returns  1 when a hold was dropped, 0 when there was no such hold
 --@include holds
@@ -31,6 +32,6 @@ else
 end
 if dropped == 1 then
   refresh_ttl(now)
-  wake_front(now, false, '0')
+  wake_front(now, false, ARGV[3] or '0')
 end
 return dropped

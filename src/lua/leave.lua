@@ -7,13 +7,14 @@
 -- KEYS[4..6] the line (include/queue.lua)
 -- ARGV[1] waiter id   ARGV[2] mode: 'read' | 'write'   ARGV[3] its token, or '' to keep a hold
 --                                                       handed to it (it was granted)
+-- ARGV[4] fence hint, µs, for a hand-off to the next waiter (include/fence.lua)
 --
 -- Returns  1 when the waiter was in line or a hold handed to it was dropped, 0 otherwise
 --@include holds
 --@include fence
 --@include queue
 
-local id, mode, tok = ARGV[1], ARGV[2], ARGV[3] or ''
+local id, mode, tok, hint = ARGV[1], ARGV[2], ARGV[3] or '', ARGV[4] or '0'
 local now = now_ms()
 
 if tok ~= '' then
@@ -33,7 +34,7 @@ if tok ~= '' then
   end
   if handed then
     refresh_ttl(now)
-    wake_front(now, false, '0')
+    wake_front(now, false, hint)
     return 1
   end
 end
@@ -41,5 +42,5 @@ end
 if not redis.call('ZSCORE', KEYS[4], id) then return 0 end
 local was_head = redis.call('ZRANK', KEYS[4], id) == 0
 leave_line(id)
-if was_head then wake_front(now, true, '0') end
+if was_head then wake_front(now, true, hint) end
 return 1

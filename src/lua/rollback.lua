@@ -4,6 +4,7 @@
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua)
 -- ARGV[1] mode: 'read' | 'write'   ARGV[2] token   ARGV[3] attempt id
+-- ARGV[4] fence hint, µs, for a hand-off to the next waiter (include/fence.lua)
 --
 -- Returns  1 when this attempt's change was undone (a new hold dropped, or its count put back),
 --          0 when nothing of this attempt's was left
@@ -23,7 +24,7 @@ if mode == 'write' then
     redis.call('HSET', KEYS[1], 'wc', h[3], 'wa', '')
   end
   refresh_ttl(now)
-  wake_front(now, false, '0')
+  wake_front(now, false, ARGV[4] or '0')
   return 1
 end
 
@@ -36,5 +37,5 @@ else
   put_reader(tok, r, nil)
 end
 refresh_ttl(now)
-wake_front(now, false, '0')
+wake_front(now, false, ARGV[4] or '0')
 return 1
