@@ -8,6 +8,7 @@ import { lockKeys, type LockKeys, type Namespace } from './keys.js'
 import { storageOf, type AcquireRequest, type Grant, type LockMode, type LockState, type Release, type ReleaseRequest, type RenewRequest } from './types.js'
 import { validityMs } from './validity.js'
 import { fenceHint } from './fence-hint.js'
+import { listLocks, type LockPage } from './listing.js'
 import type { WaitRoom, Waiter } from './waiting.js'
 import type { Metrics } from '../metrics.js'
 import type { RedisNode } from '../redis/node.js'
@@ -283,48 +284,9 @@ export class LockEngine {
     return { key, released: true, holdCount: 0 }
   }
 
-  /**
-   * A page of held locks whose key starts with `prefix`, by SCAN (never KEYS) on one node (the first
-   * that answers; later pages stay on it: the cursor names it), each then inspected by majority.
-   * Scanning stops once `limit` keys are found; a SCAN batch is never split (its cursor would skip the
-   * rest), so a page may hold a few more. A key may show on two pages; a lock held only on other nodes
-   * is not listed. If a key cannot be inspected, the page fails (503) rather than leave it out.
-   */
-  async list(namespace: Namespace, prefix: string, limit: number, cursor: string | undefined): Promise<{ keys: { key: string; state: LockState }[]; cursor: string | null }> {
-    const [nodeIndex, scanCursor] = cursor ? cursor.split('.') : [undefined, '0']
-    // A new listing may scan any node that answers; a continued one only the node its cursor names.
-    const candidates = nodeIndex === undefined ? this.quorum.nodes.filter((n) => n.up) : [this.quorum.nodes[Number(nodeIndex)]].filter((n) => n !== undefined)
-    for (const node of candidates) {
-      try {
-        return await this.scanPage(node, namespace, prefix, limit, scanCursor ?? '0')
-      } catch (err) {
-        if (err instanceof ServiceError) throw err
-        // This node failed mid-scan: a new listing tries the next one.
-      }
-    }
-    throw new ServiceError(
-      'backend_unavailable',
-      nodeIndex === undefined ? 'no Redis node answers' : `the Redis node this listing was scanning (${nodeIndex}) is down: start the listing again`,
-      { nodes: this.quorum.describe() },
-      1000,
-    )
-  }
-
-  private async scanPage(node: RedisNode, namespace: Namespace, prefix: string, limit: number, scanCursor: string) {
-    const head = `${this.config.keyPrefix}${namespace}:{`
-    const found = new Set<string>()
-    let next = scanCursor
-    for (let round = 0; round < 100 && found.size < limit; round++) {
-      const [after, batch] = await node.client.scan(next, 'MATCH', `${head}${prefix}*}`, 'COUNT', limit, 'TYPE', 'hash')
-      for (const redisKey of batch) found.add(redisKey.slice(head.length, -1))
-      next = after
-      if (next === '0') break
-    }
-    const keys = await Promise.all([...found].sort().map(async (key) => ({ key, state: await this.inspect(namespace, key) })))
-    return {
-      keys: keys.filter((k) => k.state.writer !== null || k.state.readers > 0),
-      cursor: next === '0' ? null : `${node.index}.${next}`,
-    }
+  /** A page of held locks whose key starts with `prefix` (see listing.ts). */
+  list(namespace: Namespace, prefix: string, limit: number, cursor: string | undefined): Promise<LockPage> {
+    return listLocks({ quorum: this.quorum, keyPrefix: this.config.keyPrefix, inspect: (key) => this.inspect(namespace, key) }, namespace, prefix, limit, cursor)
   }
 
   /** The state a majority agrees on. A hold counts while a majority of its copies is live. */
