@@ -257,7 +257,8 @@ export class WaitRoom {
       const ids = [...group].map((w) => w.id)
       const keys = group.values().next().value?.keys
       if (!keys || ids.length === 0) continue
-      for (const node of this.quorum.nodes) node.run('touch', keys.all, ids).catch(() => undefined)
+      const args = [fenceHint(), ...ids]
+      for (const node of this.quorum.nodes) node.run('touch', keys.all, args).catch(() => undefined)
     }
   }
 

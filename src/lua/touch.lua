@@ -3,7 +3,7 @@
 --
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua)
--- ARGV[1..] waiter ids
+-- ARGV[1] fence hint, µs, for a hand-off to a new head (include/fence.lua)   ARGV[2..] waiter ids
 --
 -- Returns  how many of the given waiters were still in line
 --@include holds
@@ -12,7 +12,7 @@
 
 local now = now_ms()
 local present = 0
-for i = 1, #ARGV do
+for i = 2, #ARGV do
   local w = waiter_info(ARGV[i])
   if w then
     w.lease = now + WAITER_LEASE_MS
@@ -21,5 +21,5 @@ for i = 1, #ARGV do
   end
 end
 if present > 0 then keep_line() end
-if prune_line(now) > 0 then wake_front(now, true, '0') end
+if prune_line(now) > 0 then wake_front(now, true, ARGV[1]) end
 return present
