@@ -113,9 +113,10 @@ export class Waiter {
 
   /**
    * The hand-offs that count as grants: pushed by a node after it refused this waiter's latest
-   * attempt there (so not one that attempt took up; a node that has not answered it yet counts not). The node's hold runs from its clock at
-   * the hand-off; here that moment is no earlier than the refused attempt's send time plus the node's
-   * clock advance since (less the allowed drift and 1 ms of rounding), which bounds the time elapsed.
+   * attempt (so not one that attempt took up; a node yet to answer it counts not). The node's hold
+   * runs from its clock at the hand-off; here that moment is no earlier than the refused attempt's
+   * send time plus the node's clock advance since (less the allowed drift and 1 ms of rounding),
+   * which bounds the time elapsed.
    */
   handOffVotes(driftFactor: number): HandOffVote[] {
     const votes: HandOffVote[] = []
