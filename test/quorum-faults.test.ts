@@ -135,6 +135,51 @@ t.test('fences increase across grants whose voting majorities differ', async (t)
   t.ok(Number.isSafeInteger(g2.fence))
 })
 
+t.test('a hand-off whose nodes propose different fences: the waiter gets the largest, stored on a majority first', async (t) => {
+  const nodes = await startRedisCluster(3, { t })
+  const { app } = await startApp(t, nodes.map((n) => n.url), { nodeTimeoutMs: NODE_TIMEOUT_MS })
+  const key = 'q-handoff-fence'
+  const keys = lockKeys(PREFIX, 'lock', key)
+  const a = (await app.inject({ method: 'POST', url: `/locks/${key}?ttl=30s` })).json()
+  const waiting = app.inject({ method: 'POST', url: `/locks/${key}?wait=10s`, headers: { 'lock-token': 'waiter-token-handoff-0001' } })
+  await until(async () => (await app.inject({ method: 'GET', url: `/locks/${key}` })).json().waiters === 1, 'in line')
+  // Nodes A and B have counters ahead of C (and of the hint) by different amounts, so any two of
+  // the three hand-offs disagree: the waiter must store the larger on a majority before answering.
+  const aheadA = a.fence + 5_000_000_000
+  const aheadB = a.fence + 3_000_000_000
+  for (const [i, value] of [[0, aheadA], [1, aheadB]] as const) {
+    const client = nodes[i]!.client()
+    await client.set(keys.fence, String(value))
+    await client.quit()
+  }
+  t.equal((await app.inject({ method: 'DELETE', url: `/locks/${key}`, headers: { 'lock-token': a.token } })).statusCode, 200)
+  const res = await waiting
+  t.equal(res.statusCode, 201)
+  const b = res.json()
+  t.ok(b.fence === aheadA + 1 || b.fence === aheadB + 1, `the larger fence of the two nodes whose hand-offs made the majority (${b.fence})`)
+  const held = ['waiter-token-handoff-0001', String(b.fence)]
+  const stored = () =>
+    Promise.all(
+      nodes.map(async (n) => {
+        const c = n.client()
+        try {
+          return await c.hmget(keys.holds, 'w', 'wf')
+        } finally {
+          c.disconnect()
+        }
+      }),
+    )
+  const atAnswer = await stored()
+  t.ok(atAnswer.filter((h) => h[0] === held[0] && h[1] === held[1]).length >= 2, 'a majority held it for the waiter with that fence when it was answered (fence_commit)')
+  await until(async () => (await stored()).every((h) => h[0] === held[0] && h[1] === held[1]), 'the third node too', 1000)
+  t.pass('and the third node too, a moment later')
+  // The next grant, voted by any majority, is above it.
+  await app.inject({ method: 'DELETE', url: `/locks/${key}`, headers: { 'lock-token': b.token } })
+  await nodes[0]!.kill()
+  const c = (await app.inject({ method: 'POST', url: `/locks/${key}` })).json()
+  t.ok(c.fence > b.fence, `a grant voted by B and C only (${c.fence}) is above it (${b.fence})`)
+})
+
 t.test('a node that is a replica is refused at start', async (t) => {
   const [a, c] = await startRedisCluster(2, { t })
   const replica = await startRedis({ t })
