@@ -39,6 +39,14 @@ async function wipe(namespace: 'lock' | 'rw', key: string): Promise<void> {
   }
 }
 
+t.test('a token, API key or prefix that starts with "-" is a value, not an option', async (t) => {
+  const token = '-starts-with-a-dash-01'
+  t.match(parse(['release', 'k', '--token', token], {}), { command: 'release', lockKey: 'k', token })
+  t.match(parse(['renew', 'k', '--token', token, '--ttl', '5s', '--key', '-secret'], {}), { token, ttl: '5s', key: '-secret' })
+  t.match(parse(['list', '--prefix', '-jobs:'], {}), { prefix: '-jobs:' })
+  t.throws(() => parse(['acquire', 'k', '--ttl', '-5s'], {}), UsageError, 'a negative duration is still refused')
+})
+
 t.test('usage errors exit 64 before any request; --help documents every command and exit code', async (t) => {
   const cases: string[][] = [
     [],

@@ -124,6 +124,27 @@ const KEY = /^[A-Za-z0-9._:@=+-]{1,200}$/
 const PREFIX = /^[A-Za-z0-9._:@=+-]{0,200}$/
 const TOKEN = /^[A-Za-z0-9_-]{16,128}$/
 
+/**
+ * `--token -x…` → `--token=-x…`: an option that takes a value takes the next argument, whatever it
+ * starts with (as getopt does). Tokens, keys and prefixes may start with '-'; parseArgs alone would
+ * call that ambiguous.
+ */
+function withValuesAttached(args: readonly string[]): string[] {
+  const out: string[] = []
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string
+    const name = arg.startsWith('--') ? arg.slice(2) : undefined
+    const next = args[i + 1]
+    if (name !== undefined && optionSpec[name as OptionName]?.type === 'string' && next?.startsWith('-')) {
+      out.push(`${arg}=${next}`)
+      i++
+    } else {
+      out.push(arg)
+    }
+  }
+  return out
+}
+
 export function parse(argv: readonly string[], env: Record<string, string | undefined>): Options {
   // `run`'s CMD is everything after the first `--`, untouched (its options are not ours).
   const dashes = argv.indexOf('--')
@@ -132,7 +153,7 @@ export function parse(argv: readonly string[], env: Record<string, string | unde
 
   let parsed: ReturnType<typeof parseArgs<{ options: typeof optionSpec; allowPositionals: true; strict: true }>>
   try {
-    parsed = parseArgs({ args: own, options: optionSpec, allowPositionals: true, strict: true })
+    parsed = parseArgs({ args: withValuesAttached(own), options: optionSpec, allowPositionals: true, strict: true })
   } catch (err) {
     throw new UsageError(firstLine((err as Error).message))
   }

@@ -1,9 +1,16 @@
 import { randomBytes } from 'node:crypto'
 import { ServiceError } from '../errors.js'
 
-/** A server-made owner token: 128 random bits, base64url (22 characters). */
+/**
+ * A server-made owner token: 128 random bits, base64url (22 characters). Never one that starts with
+ * '-' or '_' (awkward as a command-line argument: `lockctl release k --token -…`); skipping those
+ * costs 0.05 bits.
+ */
 export function newToken(): string {
-  return randomBytes(16).toString('base64url')
+  for (;;) {
+    const token = randomBytes(16).toString('base64url')
+    if (/^[A-Za-z0-9]/.test(token)) return token
+  }
 }
 
 /**
