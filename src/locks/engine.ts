@@ -9,7 +9,7 @@ import { storageOf, type AcquireRequest, type Grant, type LockMode, type LockSta
 import { validityMs } from './validity.js'
 import { fenceHint } from './fence-hint.js'
 import { listLocks, type LockPage } from './listing.js'
-import type { WaitRoom, Waiter } from './waiting.js'
+import type { HandOffVote, WaitRoom, Waiter } from './waiting.js'
 import type { Metrics } from '../metrics.js'
 import type { RedisNode } from '../redis/node.js'
 import { backendUnavailable, consensus, countWhere, failures, replies, type Reply } from './votes.js'
@@ -68,10 +68,11 @@ export class LockEngine {
   }
 
   private async acquireWaiting(req: AcquireRequest, waitMs: number): Promise<Grant> {
-    const { keys, hold } = this.keys(req.mode, req.key)
+    const { hold } = storageOf(req.mode)
     const started = performance.now()
     const deadline = started + waitMs
-    const waiter = this.room.park(keys, req.clientGone)
+    // From here on waiter.keys: the waiters of one lock share one LockKeys.
+    const waiter = this.room.park(this.keys(req.mode, req.key).keys, req.clientGone)
     let won: Won | undefined
     let waited = false
     let result: 'granted' | 'timeout' | 'cancelled' = 'cancelled'
@@ -97,9 +98,9 @@ export class LockEngine {
         for (let left = deadline - performance.now(); left > 0; left = deadline - performance.now()) {
           const why = await waiter.sleep(Math.min(nap, left))
           if (why === 'aborted') throw this.room.abortReason() ?? outcome.error
-          won = await this.handedOver(req, waiter)
-          const votes = waiter.handOffVotes(this.config.driftFactor).length
-          if (won || why !== 'woken' || waiter.handOffCount === 0 || votes >= this.quorum.majority) break
+          const votes = waiter.handOffVotes(this.config.driftFactor)
+          won = votes.length >= this.quorum.majority ? await this.handedOver(req, waiter, votes) : undefined
+          if (won || why !== 'woken' || waiter.handOffCount === 0 || votes.length >= this.quorum.majority) break
           // Some nodes handed over, not yet a majority: give the others one node timeout to follow.
           nap = this.config.nodeTimeoutMs
         }
@@ -115,25 +116,20 @@ export class LockEngine {
         const granted = won.votedYes
         this.room.leave(waiter, this.quorum.nodes.filter((n) => !granted.has(n)))
       } else {
-        if (won?.attempt) this.rollback(keys, hold, req.token, won.attempt)
+        if (won?.attempt) this.rollback(waiter.keys, hold, req.token, won.attempt)
         this.room.leave(waiter, undefined, { hold, token: req.token })
       }
       if (waited) this.metrics.waitDuration.observe({ mode: req.mode, outcome: result }, (performance.now() - started) / 1000)
     }
   }
 
-  /** The grant made of hand-offs from a majority of nodes, if there are that many and still valid. */
-  private async handedOver(req: AcquireRequest, waiter: Waiter): Promise<Won | undefined> {
-    if (waiter.handOffCount < this.quorum.majority) return undefined
-    const { hold } = storageOf(req.mode)
-    const keys = waiter.keys
-    let votes = waiter.handOffVotes(this.config.driftFactor)
-    if (votes.length < this.quorum.majority) return undefined
+  /** The grant made of a majority's hand-offs (`votes`), if still valid. */
+  private async handedOver(req: AcquireRequest, waiter: Waiter, votes: HandOffVote[]): Promise<Won | undefined> {
     const fence = Math.max(...votes.map((v) => v.fence))
     if (votes.some((v) => v.fence !== fence)) {
       // As for an attempt: the largest fence goes back to a majority first. If it cannot, the next
       // attempt takes the handed holds up and decides.
-      if (!(await this.commitFence(keys, hold, req.token, fence))) return undefined
+      if (!(await this.commitFence(waiter.keys, storageOf(req.mode).hold, req.token, fence))) return undefined
       votes = waiter.handOffVotes(this.config.driftFactor)
     }
     const elapsed = Math.max(...votes.map((v) => v.elapsedMs))
@@ -142,17 +138,7 @@ export class LockEngine {
     if (votes.length < this.quorum.majority || validity <= 0) return undefined
     return {
       votedYes: new Set(votes.map((v) => this.quorum.nodes[v.index] as RedisNode)),
-      grant: {
-        key: req.key,
-        mode: req.mode,
-        token: req.token,
-        fence,
-        ttlMs: req.ttlMs,
-        validityMs: validity,
-        expiresAt: new Date(Date.now() - elapsed + req.ttlMs).toISOString(),
-        holdCount: 1,
-        regranted: false,
-      },
+      grant: grantOf(req, { fence, ttlMs: req.ttlMs, validityMs: validity, since: Date.now() - elapsed, holdCount: 1, regranted: false }),
     }
   }
 
@@ -213,17 +199,14 @@ export class LockEngine {
       hold,
       attempt,
       votedYes: new Set(tally.answers.filter((a) => a.ok && isYes(a.value[0] ?? 0)).map((a) => a.node)),
-      grant: {
-        key: req.key,
-        mode: req.mode,
-        token: req.token,
+      grant: grantOf(req, {
         fence,
         ttlMs: req.ttlMs,
         validityMs: validity,
-        expiresAt: new Date(grantedAt + req.ttlMs).toISOString(),
+        since: grantedAt,
         holdCount: Math.max(...yes.map((r) => r[2] ?? 1)),
         regranted: yes.filter((r) => r[0] === ScriptCode.REGRANTED).length >= tally.majority,
-      },
+      }),
     }
   }
 
@@ -241,17 +224,14 @@ export class LockEngine {
     const ttlMs = consensus(renewed.map((r) => r[3] ?? 0))
     const validity = validityMs(ttlMs, performance.now() - started, this.config.driftFactor)
     if (validity <= 0) throw backendUnavailable(this.quorum, tally, 'validity_expired')
-    return {
-      key: req.key,
-      mode: req.mode,
-      token: req.token,
+    return grantOf(req, {
       fence: consensus(renewed.map((r) => r[1] ?? 0)),
       ttlMs,
       validityMs: validity,
-      expiresAt: new Date(renewedAt + ttlMs).toISOString(),
+      since: renewedAt,
       holdCount: consensus(renewed.map((r) => r[2] ?? 1)),
       regranted: true,
-    }
+    })
   }
 
   async release(req: ReleaseRequest): Promise<Release> {
@@ -382,6 +362,24 @@ function settledByMajority(t: Tally<Reply>): boolean {
     if (countWhere(t, is(code)) >= t.majority) return true
   }
   return countWhere(t, isYes) >= t.majority
+}
+
+/** The answer for one hold of `req`'s token; it expires `ttlMs` after `since` (wall clock, ms). */
+function grantOf(
+  req: { key: string; mode: LockMode; token: string },
+  hold: { fence: number; ttlMs: number; validityMs: number; since: number; holdCount: number; regranted: boolean },
+): Grant {
+  return {
+    key: req.key,
+    mode: req.mode,
+    token: req.token,
+    fence: hold.fence,
+    ttlMs: hold.ttlMs,
+    validityMs: hold.validityMs,
+    expiresAt: new Date(hold.since + hold.ttlMs).toISOString(),
+    holdCount: hold.holdCount,
+    regranted: hold.regranted,
+  }
 }
 
 function lockHeld(key: string, held: readonly Reply[]): ServiceError {
