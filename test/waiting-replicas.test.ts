@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { startRedis, startRedisCluster, type RedisProcess } from './helpers/redis-server.js'
 import { startService } from './helpers/service-process.js'
 import { request } from './helpers/http.js'
@@ -45,17 +45,24 @@ async function subscribedReplicas(redis: RedisProcess): Promise<number> {
   }
 }
 
-t.test('a replica that dies: a release hands the lock past its waiter at once', async (t) => {
+/**
+ * Two replicas on one Redis and a held lock with two waiters: first in line one parked on `doomed`,
+ * second one parked on `survivor` (its answer: `second`).
+ */
+async function lineAcrossTwoReplicas(t: Test, key: string) {
   const redis = await startRedis({ t })
   const [doomed, survivor] = await Promise.all([startService({ REDIS_URLS: redis.url }, { t }), startService({ REDIS_URLS: redis.url }, { t })])
-  const key = '/locks/crash'
   await request(survivor.url, 'POST', `${key}?ttl=30s`, { token: tok('holder') })
-  // First in line: a waiter parked on the replica that will die.
   request(doomed.url, 'POST', `${key}?wait=30s`, { token: tok('doomed') }).catch(() => undefined)
   await until(async () => (await waitersOn(survivor.url, key)) === 1, 'first waiter in line')
   const second = request(survivor.url, 'POST', `${key}?wait=30s`, { token: tok('second') })
   await until(async () => (await waitersOn(survivor.url, key)) === 2, 'second waiter in line')
+  return { redis, doomed, survivor, second }
+}
 
+t.test('a replica that dies: a release hands the lock past its waiter at once', async (t) => {
+  const key = '/locks/crash'
+  const { redis, doomed, survivor, second } = await lineAcrossTwoReplicas(t, key)
   await doomed.stop('SIGKILL')
   // Its connections closed with it; Redis notices within a moment.
   await until(async () => (await subscribedReplicas(redis)) === 1, 'Redis saw the dead replica go')
@@ -69,15 +76,8 @@ t.test('a replica that dies: a release hands the lock past its waiter at once', 
 })
 
 t.test('a replica cut off without closing its connections stops blocking the line within seconds', async (t) => {
-  const redis = await startRedis({ t })
-  const [frozen, survivor] = await Promise.all([startService({ REDIS_URLS: redis.url }, { t }), startService({ REDIS_URLS: redis.url }, { t })])
   const key = '/locks/frozen'
-  await request(survivor.url, 'POST', `${key}?ttl=30s`, { token: tok('holder') })
-  request(frozen.url, 'POST', `${key}?wait=30s`, { token: tok('frozen') }).catch(() => undefined)
-  await until(async () => (await waitersOn(survivor.url, key)) === 1, 'first waiter in line')
-  const second = request(survivor.url, 'POST', `${key}?wait=30s`, { token: tok('second') })
-  await until(async () => (await waitersOn(survivor.url, key)) === 2, 'second waiter in line')
-
+  const { doomed: frozen, survivor, second } = await lineAcrossTwoReplicas(t, key)
   // SIGSTOP: the replica stops renewing its waiters' places, but its connections stay open, so a
   // push still "reaches" it. Past 1.5 s without a renewal, a release no longer hands it the lock.
   process.kill(frozen.pid, 'SIGSTOP')
