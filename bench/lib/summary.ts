@@ -1,4 +1,5 @@
 import type { Comparison } from './context.js'
+import type { TargetCheck } from './scenario.js'
 import { fmtMs, fmtNumber, fmtRatio } from './stats.js'
 
 /** The medians every throughput scenario reports for one server, and its ratios to a reference server. */
@@ -30,4 +31,9 @@ export function versus(cmp: Comparison, name: string, reference: string) {
     fmtNumber(median.serverUsPerRequest),
   ]
   return { median, ratio, cells }
+}
+
+/** A target of the form "this same-run ratio ≥ goal×". */
+export function ratioTarget(name: string, ratio: number, goal: number, source: string): TargetCheck {
+  return { name, value: ratio, shown: fmtRatio(ratio), goal: `≥ ${goal}×`, pass: ratio >= goal, source }
 }

@@ -6,8 +6,8 @@
  */
 import { acquireRelease } from '../lib/flows.js'
 import type { Scenario, TargetCheck } from '../lib/scenario.js'
-import { fmtRatio, roundAll } from '../lib/stats.js'
-import { versus } from '../lib/summary.js'
+import { roundAll } from '../lib/stats.js'
+import { ratioTarget, versus } from '../lib/summary.js'
 
 export const CONNECTIONS = [16, 64] as const
 export const TARGET_RATIO = 0.6
@@ -43,14 +43,7 @@ const scenario: Scenario = {
         rows.push([name, String(connections), ...cells])
         byName[name] = { median: roundAll(m), ratioToBaseline: roundAll(x), runs: cmp.of(name) }
         if (name === 'service') {
-          targets.push({
-            name: `uncontended req/s vs baseline, ${connections} connections`,
-            value: x.requestsPerSec,
-            shown: fmtRatio(x.requestsPerSec),
-            goal: `≥ ${TARGET_RATIO}×`,
-            pass: x.requestsPerSec >= TARGET_RATIO,
-            source: 'issue 7',
-          })
+          targets.push(ratioTarget(`uncontended req/s vs baseline, ${connections} connections`, x.requestsPerSec, TARGET_RATIO, 'issue 7'))
         }
       }
       figures[`c${connections}`] = byName

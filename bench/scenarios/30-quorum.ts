@@ -5,8 +5,8 @@
  */
 import { acquireRelease } from '../lib/flows.js'
 import type { Scenario, TargetCheck } from '../lib/scenario.js'
-import { fmtNumber, fmtRatio, roundAll } from '../lib/stats.js'
-import { versus } from '../lib/summary.js'
+import { fmtNumber, roundAll } from '../lib/stats.js'
+import { ratioTarget, versus } from '../lib/summary.js'
 
 const CONNECTIONS = [16, 64] as const
 const TARGET_RATIO = 0.7
@@ -38,14 +38,7 @@ const scenario: Scenario = {
         rows.push([name, String(connections), ...cells, fmtNumber(m.redisUsPerRequest)])
         byName[name] = { median: roundAll(m), ratioToN1: roundAll(x), runs: cmp.of(name) }
         if (name !== 'N1') {
-          targets.push({
-            name: `quorum N3 ÷ N1 req/s, ${connections} connections`,
-            value: x.requestsPerSec,
-            shown: fmtRatio(x.requestsPerSec),
-            goal: `≥ ${TARGET_RATIO}×`,
-            pass: x.requestsPerSec >= TARGET_RATIO,
-            source: 'issue 3',
-          })
+          targets.push(ratioTarget(`quorum N3 ÷ N1 req/s, ${connections} connections`, x.requestsPerSec, TARGET_RATIO, 'issue 3'))
         }
       }
       figures[`c${connections}`] = byName
