@@ -17,26 +17,11 @@
 local id, mode, tok, hint = ARGV[1], ARGV[2], ARGV[3] or '', ARGV[4] or '0'
 local now = now_ms()
 
-if tok ~= '' then
-  local handed = false
-  if mode == 'write' then
-    local h = redis.call('HMGET', KEYS[1], 'w', 'wa')
-    if h[1] == tok and h[2] == id then
-      redis.call('HDEL', KEYS[1], unpack(WRITER_FIELDS))
-      handed = true
-    end
-  else
-    local r = get_reader(tok)
-    if r and r.att == id then
-      drop_reader(tok)
-      handed = true
-    end
-  end
-  if handed then
-    refresh_ttl(now)
-    wake_front(now, false, hint)
-    return 1
-  end
+-- A hand-off carries the waiter id as its attempt id: undoing that attempt hands it back.
+if tok ~= '' and undo_attempt(mode, tok, id) then
+  refresh_ttl(now)
+  wake_front(now, false, hint)
+  return 1
 end
 
 if not redis.call('ZSCORE', KEYS[4], id) then return 0 end

@@ -12,30 +12,8 @@
 --@include fence
 --@include queue
 
-local mode, tok, attempt = ARGV[1], ARGV[2], ARGV[3]
 local now = now_ms()
-
-if mode == 'write' then
-  local h = redis.call('HMGET', KEYS[1], 'w', 'wa', 'wac')
-  if h[1] ~= tok or h[2] ~= attempt then return 0 end
-  if tonumber(h[3]) == 0 then
-    redis.call('HDEL', KEYS[1], unpack(WRITER_FIELDS))
-  else
-    redis.call('HSET', KEYS[1], 'wc', h[3], 'wa', '')
-  end
-  refresh_ttl(now)
-  wake_front(now, false, ARGV[4] or '0')
-  return 1
-end
-
-local r = get_reader(tok)
-if not r or r.att ~= attempt then return 0 end
-if r.attc == 0 then
-  drop_reader(tok)
-else
-  r.count, r.att = r.attc, ''
-  put_reader(tok, r, nil)
-end
+if not undo_attempt(ARGV[1], ARGV[2], ARGV[3]) then return 0 end
 refresh_ttl(now)
 wake_front(now, false, ARGV[4] or '0')
 return 1

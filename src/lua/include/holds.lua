@@ -76,3 +76,29 @@ end
 local function held()
   return redis.call('EXISTS', KEYS[1]) == 1
 end
+
+-- Undo what the attempt with id `attempt` did to `tok`'s hold in `mode`: a new hold is dropped, a
+-- re-grant gets its count back. A hold handed to a waiter carries the waiter id as its attempt (with
+-- count 0 before it), so the same undo takes a hand-off back. Returns false when nothing of that
+-- attempt is left (another attempt changed the hold since, or it is gone).
+local function undo_attempt(mode, tok, attempt)
+  if mode == 'write' then
+    local h = redis.call('HMGET', KEYS[1], 'w', 'wa', 'wac')
+    if h[1] ~= tok or h[2] ~= attempt then return false end
+    if tonumber(h[3]) == 0 then
+      redis.call('HDEL', KEYS[1], unpack(WRITER_FIELDS))
+    else
+      redis.call('HSET', KEYS[1], 'wc', h[3], 'wa', '')
+    end
+    return true
+  end
+  local r = get_reader(tok)
+  if not r or r.att ~= attempt then return false end
+  if r.attc == 0 then
+    drop_reader(tok)
+  else
+    r.count, r.att = r.attc, ''
+    put_reader(tok, r, nil)
+  end
+  return true
+end
