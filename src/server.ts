@@ -32,7 +32,19 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'))
 
   await app.listen({ port: config.port, host: config.host })
-  app.log.info({ nodes: app.quorum.nodes.map((n) => n.address), mode: config.redisUrls.length === 1 ? 'single' : 'quorum' }, 'lock-service ready')
+  const mode = config.redisUrls.length === 1 ? 'single' : 'quorum'
+  const up = app.quorum.nodes.filter((n) => n.up)
+  if (up.length >= app.quorum.majority) {
+    app.log.info({ nodes: app.quorum.nodes.map((n) => n.address), mode }, 'lock-service ready')
+  } else {
+    // Listening (so /readyz can say why), but every lock call answers 503 until a majority is up.
+    const nodes = app.quorum.nodes.map((n) => ({ index: n.index, address: n.address, up: n.up, lastError: n.health.lastError }))
+    const why = nodes
+      .filter((n) => !n.up)
+      .map((n) => `node ${n.index} at ${n.address}: ${n.lastError ? `${n.lastError.reason}: ${n.lastError.message}` : 'not connected yet'}`)
+      .join('; ')
+    app.log.warn({ nodes, mode }, `lock-service listening, but cannot grant locks: ${up.length} of ${nodes.length} Redis nodes up, ${app.quorum.majority} needed (${why})`)
+  }
 }
 
 main().catch((err: unknown) => {

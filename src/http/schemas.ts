@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { errorStatus } from '../errors.js'
 import { parseDuration } from './duration.js'
+import { nodeFailureReasons } from '../redis/health.js'
 
 /**
  * One zod schema per request part and response; the routes validate with them and openapi.yaml is
@@ -180,6 +181,14 @@ export const nodeStatusSchema = z.object({
   up: z.boolean(),
   latencyMs: z.number().nullable().describe('latency of the last successful command, ms'),
   quarantineMs: z.number().describe('ms until a node that restarted empty counts toward grants again (0: it counts)'),
+  lastError: z
+    .object({
+      reason: z.enum(nodeFailureReasons).describe('auth (NOAUTH, WRONGPASS, NOPERM), refused, timeout, not_redis (the port speaks another protocol), replica, tls, other'),
+      message: z.string().describe('What failed, in one sentence (never a password)'),
+      at: z.string().describe('ISO 8601 time of the failure'),
+    })
+    .nullable()
+    .describe('The latest failure talking to this node (kept after it recovers; compare `at`), or null'),
 })
 
 export const errorSchema = z

@@ -272,7 +272,8 @@ export class WaitRoom {
   async close(): Promise<void> {
     this.stopWaiting()
     if (this.touchTimer) clearInterval(this.touchTimer)
-    await Promise.all(this.subscribers.map((s) => s.quit().catch(() => s.disconnect())))
+    // A subscriber that never got ready (e.g. a port that accepts and never answers) would queue QUIT forever.
+    await Promise.all(this.subscribers.map((s) => (s.status === 'ready' ? s.quit().catch(() => s.disconnect()) : s.disconnect())))
   }
 }
 

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks'
 import { Redis } from 'ioredis'
 import { SCRIPT_KEY_COUNT, type ScriptName } from './scripts.js'
 import type { Metrics } from '../metrics.js'
+import { NodeHealth, quietClient, secretsOf, type NodeLastError, type NodeLogger } from './health.js'
 
 export interface NodeStatus {
   index: number
@@ -10,6 +11,8 @@ export interface NodeStatus {
   latencyMs: number | null
   /** ms until a node that came back empty may count toward grants again (0: it counts) */
   quarantineMs: number
+  /** The latest failure talking to this node (kept after it recovers), or null */
+  lastError: NodeLastError | null
 }
 
 export interface NodeOptions {
@@ -22,6 +25,8 @@ export interface NodeOptions {
   quarantineMs: number
   /** The Lua scripts, settings included (loadScripts). */
   scripts: ReadonlyMap<ScriptName, string>
+  /** Where node failures and recoveries are logged (warn). */
+  log?: NodeLogger
 }
 
 export type NodeFailure = 'timeout' | 'unavailable' | 'error'
@@ -52,6 +57,7 @@ type ScriptCommand = (...args: (string | number)[]) => Promise<unknown>
 export class RedisNode {
   readonly address: string
   readonly client: Redis
+  readonly health: NodeHealth
   private lastLatencyMs: number | null = null
   private readonly timeoutMs: number
   private runId: string | undefined
@@ -76,9 +82,10 @@ export class RedisNode {
       retryStrategy: (times) => Math.min(50 * times, 1000),
       lazyConnect: false,
     })
-    this.client.on('error', () => {
-      // Connection errors surface as failed commands and as `up` = false; ioredis reconnects by itself.
-    })
+    this.health = new NodeHealth(index, this.address, secretsOf(url), metrics, options.log)
+    quietClient(this.client, (notice) => options.log?.warn({ node: index, address: this.address }, `Redis node ${index} at ${this.address}: ${notice}`))
+    // Connection errors also surface as failed commands and as `up` = false; ioredis reconnects by itself.
+    this.client.on('error', (err) => this.health.connectionFailed(err))
     this.client.on('ready', () => {
       this.metrics.nodeUp.set({ node: String(index) }, 1)
       this.identify()
@@ -86,6 +93,7 @@ export class RedisNode {
     this.client.on('close', () => {
       this.metrics.nodeUp.set({ node: String(index) }, 0)
       this.role = undefined
+      this.health.closed()
     })
     this.metrics.nodeUp.set({ node: String(index) }, 0)
     for (const [name, lua] of options.scripts) {
@@ -122,6 +130,7 @@ export class RedisNode {
         }
         this.runId = runId
         this.role = role
+        this.health.identified(role)
       },
       () => {
         // Not identified yet: its grants do not count until an attempt succeeds.
@@ -161,6 +170,7 @@ export class RedisNode {
       up: this.up,
       latencyMs: this.lastLatencyMs,
       quarantineMs: Math.max(0, this.quarantinedUntil - Date.now()),
+      lastError: this.health.lastError,
     }
   }
 
@@ -184,12 +194,13 @@ export class RedisNode {
       return value
     } catch (err) {
       const failure = classify(err, this.timeoutMs)
-      this.metrics.nodeErrors.inc({ node, reason: failure.reason })
+      this.health.commandFailed(err)
       throw failure
     }
   }
 
   async close(): Promise<void> {
+    this.health.close()
     try {
       await this.client.quit()
     } catch {

@@ -1,5 +1,6 @@
 import { NodeError, RedisNode, type NodeFailure, type NodeStatus } from './node.js'
 import type { ScriptName } from './scripts.js'
+import type { NodeLogger } from './health.js'
 import type { Metrics } from '../metrics.js'
 
 /** What one node said: a reply, or why it gave none (still pending when the vote settled = timeout). */
@@ -93,12 +94,12 @@ export class Quorum {
 
 export function createQuorum(
   urls: readonly string[],
-  options: { timeoutMs: number; maxTtlMs: number; scripts: ReadonlyMap<ScriptName, string> },
+  options: { timeoutMs: number; maxTtlMs: number; scripts: ReadonlyMap<ScriptName, string>; log?: NodeLogger },
   metrics: Metrics,
 ): Quorum {
   const quarantineMs = urls.length >= 3 ? options.maxTtlMs : 0
   return new Quorum(
-    urls.map((url, index) => new RedisNode(index, url, { timeoutMs: options.timeoutMs, quarantineMs, scripts: options.scripts }, metrics)),
+    urls.map((url, index) => new RedisNode(index, url, { timeoutMs: options.timeoutMs, quarantineMs, scripts: options.scripts, log: options.log }, metrics)),
     metrics,
   )
 }
