@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto'
 import type { Writable } from 'node:stream'
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import fastifySwagger from '@fastify/swagger'
 import { jsonSchemaTransform, jsonSchemaTransformObject, validatorCompiler } from 'fastify-type-provider-zod'
 import type { Config } from './config.js'
 import { ServiceError } from './errors.js'
-import { installErrorHandling } from './http/errors.js'
+import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/errors.js'
 import { installAuth } from './http/auth.js'
 import { lockRoutes, rwlockRoutes } from './http/locks.js'
 import { opsRoutes } from './http/ops.js'
@@ -32,6 +32,8 @@ export interface App extends FastifyInstance {
 }
 
 const BODY_LIMIT = 16 * 1024
+/** Routes that load balancers and Prometheus call every few seconds: logged at debug, not info. */
+const PROBES = new Set(['/healthz', '/readyz', '/metrics'])
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/
 export const openapiPath = new URL('../openapi.yaml', import.meta.url)
 
@@ -50,6 +52,10 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       },
       ...(options.logStream ? { stream: options.logStream } : {}),
     },
+    // One line per request, written by the onResponse hook below (probes at debug).
+    logController: new LogController({ disableRequestLogging: true }),
+    frameworkErrors,
+    clientErrorHandler,
     bodyLimit: BODY_LIMIT,
     routerOptions: { maxParamLength: 1024 },
     // Waiting acquires hold requests open up to MAX_WAIT_MS; nothing else should take long.
@@ -100,10 +106,13 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     reply.header('x-request-id', request.id)
   })
   app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url
     metrics.httpDuration.observe(
-      { method: request.method, route: request.routeOptions.url ?? 'unmatched', status_class: `${Math.floor(reply.statusCode / 100)}xx` },
+      { method: request.method, route: route ?? 'unmatched', status_class: `${Math.floor(reply.statusCode / 100)}xx` },
       reply.elapsedTime / 1000,
     )
+    const level = route !== undefined && PROBES.has(route) ? 'debug' : 'info'
+    request.log[level]({ req: request, res: { statusCode: reply.statusCode }, responseTime: Math.round(reply.elapsedTime * 100) / 100 }, 'request completed')
   })
 
   if (options.documentation) {

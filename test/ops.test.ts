@@ -93,11 +93,24 @@ t.test('logs: pino JSON with request ids; tokens never appear', async (t) => {
   t.equal(res.headers['x-request-id'] !== undefined, true, 'every reply carries its request id')
 
   const lines = logs()
-  t.ok(lines.length >= 8, `${lines.length} JSON log lines`)
-  const incoming = lines.filter((l) => l.msg === 'incoming request')
-  t.ok(incoming.every((l) => typeof l.reqId === 'string' && (l.reqId as string).length > 0), 'every request line has a reqId')
-  t.ok(incoming.some((l) => l.reqId === 'trace-abc-123'), 'an incoming X-Request-Id is used')
+  const requests = lines.filter((l) => typeof l.reqId === 'string')
+  t.equal(requests.length, 4, 'one line per request')
+  t.ok(requests.every((l) => l.msg === 'request completed' && l.level === 30), 'at info, when answered')
+  t.ok(requests.every((l) => typeof (l.res as { statusCode?: unknown }).statusCode === 'number' && typeof l.responseTime === 'number'), 'with the status and the time taken')
+  t.same(requests.map((l) => (l.req as { method: string }).method), ['POST', 'PUT', 'PUT', 'DELETE'], 'with the method')
+  t.ok(requests.some((l) => l.reqId === 'trace-abc-123'), 'an incoming X-Request-Id is used')
   t.ok(logText().includes('/locks/l1?token=[redacted]'), 'the query token is redacted in the logged URL')
   t.notOk(logText().includes(TOKEN), 'the token appears nowhere in the logs')
   t.notOk(logText().includes('sk_live_secret'), 'nor does an Authorization header')
+})
+
+t.test('logs: probes (/healthz, /readyz, /metrics) are not logged at info', async (t) => {
+  const redis = await startRedis({ t })
+  const { app, logs } = await startApp(t, [redis.url])
+  const before = logs().length
+  for (const url of ['/healthz', '/readyz', '/metrics']) await app.inject({ method: 'GET', url })
+  t.same(logs().slice(before), [], 'nothing at info')
+  const debug = await startApp(t, [redis.url], { logLevel: 'debug' })
+  await debug.app.inject({ method: 'GET', url: '/readyz' })
+  t.ok(debug.logs().some((l) => l.level === 20 && l.msg === 'request completed' && (l.req as { url: string }).url === '/readyz'), 'at debug they are')
 })

@@ -199,6 +199,7 @@ export const errorSchema = z
     retryAfterMs: z.number().int().optional(),
     waitedMs: z.number().int().optional().describe('How long the request waited in line before giving up'),
     issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+    allow: z.array(z.string()).optional().describe('405: the methods this path takes (also in the Allow header)'),
     reason: z.string().optional(),
     nodes: z.array(nodeStatusSchema.extend({ answered: z.boolean() })).optional(),
   })
