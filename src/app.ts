@@ -14,7 +14,7 @@ import { WAITER_LEASE_MS, WaitRoom, wakePrefix } from './locks/waiting.js'
 import { FENCE_MEMORY_MS } from './locks/keys.js'
 import { loadScripts } from './redis/scripts.js'
 import { Observed } from './locks/observe.js'
-import { createMetrics, type Metrics } from './metrics.js'
+import { createMetrics, zeroSeries, type DocumentedRoute, type Metrics } from './metrics.js'
 import { createQuorum, type Quorum } from './redis/quorum.js'
 
 export interface AppOptions {
@@ -141,10 +141,19 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     })
   }
 
+  // The routes and the statuses their contract documents: their HTTP series start at 0.
+  const documented: DocumentedRoute[] = []
+  app.addHook('onRoute', ({ method, url, schema }) => {
+    const statuses = Object.keys((schema?.response as Record<string, unknown> | undefined) ?? { 200: null })
+    for (const m of [method].flat()) if (m !== 'HEAD') documented.push({ method: m, route: url, statuses })
+  })
   const holdOptions = { config, engine, observed: new Observed(metrics) }
   await app.register(lockRoutes, holdOptions)
   await app.register(rwlockRoutes, holdOptions)
   await app.register(opsRoutes, { quorum, metrics, openapiPath })
+  await app.after()
+  zeroSeries(metrics, quorum.size, documented)
+  metrics.setQuarantineSource(() => quorum.nodes.map((n) => [String(n.index), n.status().quarantineMs / 1000] as const))
   return app
 }
 

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { nodeFailureReasons } from './redis/health.js'
 
 /**
  * Every metric the service exports, defined in one place, on one registry per app instance.
@@ -9,6 +10,7 @@ export function createMetrics() {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
   const latencyBuckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
+  let quarantine: () => Iterable<readonly [string, number]> = () => []
 
   return {
     registry,
@@ -92,9 +94,22 @@ export function createMetrics() {
       labelNames: ['node'] as const,
       registers: [registry],
     }),
+    nodeQuarantine: new Gauge({
+      name: 'redis_node_quarantine_seconds',
+      help: 'Seconds until a node that restarted empty counts toward grants again (0: it counts), by node index',
+      labelNames: ['node'] as const,
+      registers: [registry],
+      collect() {
+        for (const [node, seconds] of quarantine()) this.set({ node }, seconds)
+      },
+    }),
+    /** What redis_node_quarantine_seconds reads at each scrape: [node index, seconds] pairs. */
+    setQuarantineSource(source: () => Iterable<readonly [string, number]>): void {
+      quarantine = source
+    },
     nodeErrors: new Counter({
       name: 'redis_node_errors_total',
-      help: 'Failed commands by node index and reason (timeout, unavailable, error)',
+      help: `Failed connections and commands by node index and reason (${nodeFailureReasons.join(', ')})`,
       labelNames: ['node', 'reason'] as const,
       registers: [registry],
     }),
@@ -102,3 +117,42 @@ export function createMetrics() {
 }
 
 export type Metrics = ReturnType<typeof createMetrics>
+
+export const lockModes = ['exclusive', 'read', 'write'] as const
+export const acquireOutcomes = ['granted', 'held', 'error'] as const
+export const renewOutcomes = ['renewed', 'not_found', 'not_owner', 'error'] as const
+export const releaseOutcomes = ['released', 'decremented', 'not_found', 'not_owner', 'error'] as const
+export const waitOutcomes = ['granted', 'timeout', 'cancelled'] as const
+export const quorumFailureReasons = ['no_majority', 'validity_expired', 'fence_not_stored'] as const
+
+/** A route and the status codes its contract documents (so: the status classes it can answer). */
+export interface DocumentedRoute {
+  method: string
+  route: string
+  statuses: readonly (number | string)[]
+}
+
+/**
+ * Every series whose label values are known in advance, at 0 from start (mode × outcome, reasons,
+ * node index, route × documented status class), so that a dashboard or an alert reads 0 instead of
+ * "no data" (and histogram_quantile has buckets) before the first traffic.
+ */
+export function zeroSeries(metrics: Metrics, nodeCount: number, routes: readonly DocumentedRoute[]): void {
+  for (const mode of lockModes) {
+    metrics.contention.inc({ mode }, 0)
+    for (const outcome of acquireOutcomes) metrics.acquireDuration.zero({ mode, outcome })
+    for (const outcome of renewOutcomes) metrics.renewals.inc({ mode, outcome }, 0)
+    for (const outcome of releaseOutcomes) metrics.releases.inc({ mode, outcome }, 0)
+    for (const outcome of waitOutcomes) metrics.waitDuration.zero({ mode, outcome })
+  }
+  for (const reason of quorumFailureReasons) metrics.quorumFailures.inc({ reason }, 0)
+  for (let index = 0; index < nodeCount; index++) {
+    const node = String(index)
+    metrics.nodeCommandDuration.zero({ node })
+    metrics.nodeRestarts.inc({ node }, 0)
+    for (const reason of nodeFailureReasons) metrics.nodeErrors.inc({ node, reason }, 0)
+  }
+  for (const { method, route, statuses } of routes) {
+    for (const status_class of new Set(statuses.map((s) => `${String(s)[0]}xx`))) metrics.httpDuration.zero({ method, route, status_class })
+  }
+}
