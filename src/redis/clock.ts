@@ -41,6 +41,10 @@ export class ClockWatch {
   private samples: ClockSample[] = []
   private untrustedUntil = 0
   private everSampled = false
+  /** Trust as of the previous sample: what `add` reports changes against. */
+  private wasTrusted = false
+  /** The rate measured up to the latest violation (the samples restart there). */
+  private rateBefore: number | null = null
   /** Why it was last distrusted (for the log line). */
   lastViolation: string | undefined
 
@@ -51,12 +55,13 @@ export class ClockWatch {
 
   /** Add a sample; returns whether the node just lost or regained trust. */
   add(sample: ClockSample, now = sample.receivedAt): ClockChange {
-    const wasTrusted = this.trusted(now)
+    const { wasTrusted } = this
     const hadSamples = this.everSampled
     this.everSampled = true
     const violation = this.samples.map((earlier) => this.check(earlier, sample)).find((v) => v !== undefined)
     if (violation !== undefined) {
       this.lastViolation = violation
+      this.rateBefore = rateBetween(this.samples[this.samples.length - 1], sample)
       this.untrustedUntil = now + this.probationMs
       // The new sample is the reference from now on: a clock that stepped once and then runs true
       // earns its trust back; one that keeps running fast keeps failing against it.
@@ -66,6 +71,7 @@ export class ClockWatch {
       while (this.samples.length > 2 && (this.samples[0] as ClockSample).receivedAt < now - KEEP_MS) this.samples.shift()
     }
     const isTrusted = this.trusted(now)
+    this.wasTrusted = isTrusted
     if (wasTrusted && !isTrusted) return 'distrusted'
     if (!wasTrusted && isTrusted && hadSamples) return 'trusted'
     return undefined
@@ -81,13 +87,9 @@ export class ClockWatch {
     return { state, rate: this.rate(), trustedInMs: Math.max(0, Math.ceil(this.untrustedUntil - now)) }
   }
 
-  /** Node clock rate against the service's over the samples kept (midpoints). */
+  /** Node clock rate against the service's over the samples kept (midpoints); after a violation, across it. */
   rate(): number | null {
-    const first = this.samples[0]
-    const last = this.samples[this.samples.length - 1]
-    if (!first || !last || first === last) return null
-    const elapsed = (last.sentAt + last.receivedAt) / 2 - (first.sentAt + first.receivedAt) / 2
-    return elapsed > 0 ? (last.nodeMs - first.nodeMs) / elapsed : null
+    return rateBetween(this.samples[0], this.samples[this.samples.length - 1]) ?? this.rateBefore
   }
 
   private check(earlier: ClockSample, later: ClockSample): string | undefined {
@@ -102,4 +104,10 @@ export class ClockWatch {
     }
     return undefined
   }
+}
+
+function rateBetween(first: ClockSample | undefined, last: ClockSample | undefined): number | null {
+  if (!first || !last || first === last) return null
+  const elapsed = (last.sentAt + last.receivedAt) / 2 - (first.sentAt + first.receivedAt) / 2
+  return elapsed > 0 ? (last.nodeMs - first.nodeMs) / elapsed : null
 }
