@@ -84,7 +84,18 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     WAITER_LEASE_MS,
     WAKE_PREFIX: wakePrefix(config.keyPrefix),
   })
-  const quorum = createQuorum(config.redisUrls, { timeoutMs: config.nodeTimeoutMs, maxTtlMs: config.maxTtlMs, scripts, log: fastify.log }, metrics)
+  const quorum = createQuorum(
+    config.redisUrls,
+    {
+      timeoutMs: config.nodeTimeoutMs,
+      maxTtlMs: config.maxTtlMs,
+      driftFactor: config.driftFactor,
+      keyPrefix: config.keyPrefix,
+      scripts,
+      log: fastify.log.child({ component: 'redis' }),
+    },
+    metrics,
+  )
   try {
     await quorum.connect(Math.max(config.nodeTimeoutMs, 2000))
   } catch (err) {
@@ -153,7 +164,6 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(opsRoutes, { quorum, metrics, openapiPath })
   await app.after()
   zeroSeries(metrics, quorum.size, documented)
-  metrics.setQuarantineSource(() => quorum.nodes.map((n) => [String(n.index), n.status().quarantineMs / 1000] as const))
   return app
 }
 

@@ -10,7 +10,6 @@ export function createMetrics() {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
   const latencyBuckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
-  let quarantine: () => Iterable<readonly [string, number]> = () => []
 
   return {
     registry,
@@ -94,19 +93,30 @@ export function createMetrics() {
       labelNames: ['node'] as const,
       registers: [registry],
     }),
-    nodeQuarantine: new Gauge({
-      name: 'redis_node_quarantine_seconds',
-      help: 'Seconds until a node that restarted empty counts toward grants again (0: it counts), by node index',
+    nodeClockRate: new Gauge({
+      name: 'redis_node_clock_rate',
+      help: "The node's clock rate against this replica's monotonic clock (1 = same speed), by node index",
       labelNames: ['node'] as const,
       registers: [registry],
-      collect() {
-        for (const [node, seconds] of quarantine()) this.set({ node }, seconds)
-      },
     }),
-    /** What redis_node_quarantine_seconds reads at each scrape: [node index, seconds] pairs. */
-    setQuarantineSource(source: () => Iterable<readonly [string, number]>): void {
-      quarantine = source
-    },
+    nodeClockDistrusted: new Counter({
+      name: 'redis_node_clock_distrusted_total',
+      help: 'Times a node was distrusted because its clock ran outside DRIFT_FACTOR or stepped, by node index',
+      labelNames: ['node'] as const,
+      registers: [registry],
+    }),
+    nodeVotes: new Gauge({
+      name: 'redis_node_votes',
+      help: '1 while the node counts toward a majority (up, identified, not quarantined, clock trusted), by node index',
+      labelNames: ['node'] as const,
+      registers: [registry],
+    }),
+    nodeQuarantine: new Gauge({
+      name: 'redis_node_quarantine_seconds',
+      help: 'Seconds until a node that restarted recently counts again (0: not quarantined), by node index',
+      labelNames: ['node'] as const,
+      registers: [registry],
+    }),
     nodeErrors: new Counter({
       name: 'redis_node_errors_total',
       help: `Failed connections and commands by node index and reason (${nodeFailureReasons.join(', ')})`,
@@ -150,6 +160,7 @@ export function zeroSeries(metrics: Metrics, nodeCount: number, routes: readonly
     const node = String(index)
     metrics.nodeCommandDuration.zero({ node })
     metrics.nodeRestarts.inc({ node }, 0)
+    metrics.nodeClockDistrusted.inc({ node }, 0)
     for (const reason of nodeFailureReasons) metrics.nodeErrors.inc({ node, reason }, 0)
   }
   for (const { method, route, statuses } of routes) {

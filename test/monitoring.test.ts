@@ -120,7 +120,7 @@ t.test('the Grafana dashboard: well-formed, every query valid PromQL', async (t)
     t.equal(new Set(panel.targets?.map((x) => x.refId)).size, panel.targets?.length, `${panel.title}: distinct refIds`)
   }
   const titles = dashboard.panels.map((p) => p.title ?? '').join(' | ')
-  for (const wanted of [/Acquires per second/, /Acquire latency p50 \/ p99/, /Contention/, /Waiters/, /Wait time/, /Hand-off latency/, /Node up/, /Node command latency/, /Node errors/, /quarantine/i, /503/]) {
+  for (const wanted of [/Acquires per second/, /Acquire latency p50 \/ p99/, /Contention/, /Waiters/, /Wait time/, /Hand-off latency/, /Node up and voting/, /Node command latency/, /Node errors/, /quarantine/i, /503/]) {
     t.match(titles, wanted, `a panel for ${wanted.source}`)
   }
 

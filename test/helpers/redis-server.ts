@@ -99,7 +99,7 @@ export async function freePort(): Promise<number> {
   })
 }
 
-async function launch(port: number): Promise<Instance> {
+async function launch(port: number, env: Record<string, string> | undefined): Promise<Instance> {
   installExitHook()
   const dir = await mkdtemp(path.join(os.tmpdir(), 'lock-service-redis-'))
   // No shell is involved, so `--save ''` (no RDB snapshots) is a genuinely empty argv entry.
@@ -113,7 +113,7 @@ async function launch(port: number): Promise<Instance> {
     '--loglevel', 'warning',
     '--dir', dir,
   ]
-  const child = spawn(REDIS_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(REDIS_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], env: env && { ...process.env, ...env } })
   let output = ''
   const collect = (chunk: Buffer | string): void => {
     output = (output + chunk.toString()).slice(-OUTPUT_LIMIT)
@@ -303,6 +303,7 @@ class RedisServer implements RedisProcess {
   constructor(
     readonly port: number,
     inst: Instance,
+    private readonly env: Record<string, string> | undefined,
   ) {
     this.url = `redis://127.0.0.1:${port}`
     this.address = `127.0.0.1:${port}`
@@ -320,7 +321,7 @@ class RedisServer implements RedisProcess {
   async restart(): Promise<void> {
     await killInstance(this.#inst)
     // The port was ours a moment ago, so "in use" means another process took it: no point retrying.
-    this.#inst = await launch(this.port)
+    this.#inst = await launch(this.port, this.env)
   }
 
   pause(): void {
@@ -350,13 +351,14 @@ class RedisServer implements RedisProcess {
   }
 }
 
-export async function startRedis(opts: { port?: number; t?: Teardown } = {}): Promise<RedisProcess> {
+/** `env` (e.g. a clock shim's) is added to the server's environment, on launch and on every restart(). */
+export async function startRedis(opts: { port?: number; t?: Teardown; env?: Record<string, string> } = {}): Promise<RedisProcess> {
   const attempts = opts.port === undefined ? PORT_ATTEMPTS : 1
   let lastError: unknown
   for (let attempt = 0; attempt < attempts; attempt++) {
     const port = opts.port ?? (await freePort())
     try {
-      const server = new RedisServer(port, await launch(port))
+      const server = new RedisServer(port, await launch(port, opts.env), opts.env)
       opts.t?.teardown(() => server.stop())
       return server
     } catch (err) {
@@ -367,9 +369,12 @@ export async function startRedis(opts: { port?: number; t?: Teardown } = {}): Pr
   throw lastError
 }
 
-/** n independent masters (not Redis Cluster mode), started in parallel. */
-export async function startRedisCluster(n: number, opts: { t?: Teardown } = {}): Promise<RedisProcess[]> {
-  const results = await Promise.allSettled(Array.from({ length: n }, () => startRedis(opts)))
+type ClusterEnv = Record<string, string> | ((index: number) => Record<string, string> | undefined)
+
+/** n independent masters (not Redis Cluster mode), started in parallel. `env`: for all, or per index. */
+export async function startRedisCluster(n: number, opts: { t?: Teardown; env?: ClusterEnv } = {}): Promise<RedisProcess[]> {
+  const envOf = (i: number) => (typeof opts.env === 'function' ? opts.env(i) : opts.env)
+  const results = await Promise.allSettled(Array.from({ length: n }, (_, i) => startRedis({ t: opts.t, env: envOf(i) })))
   const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')
   if (failure) {
     await Promise.all(results.map((r) => (r.status === 'fulfilled' ? r.value.stop() : undefined)))

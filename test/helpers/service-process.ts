@@ -22,7 +22,14 @@ export async function startService(env: Record<string, string>, opts: { t?: Tear
   let output = ''
   child.stdout?.on('data', (c: Buffer) => (output += c.toString()))
   child.stderr?.on('data', (c: Buffer) => (output += c.toString()))
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      // A grandchild (tsx's esbuild) may hold the pipes open after a SIGKILL: stop reading them.
+      child.stdout?.destroy()
+      child.stderr?.destroy()
+      resolve(code)
+    }),
+  )
   let exitCode: number | null | undefined
   void exited.then((code) => (exitCode = code))
   const url = `http://127.0.0.1:${port}`
