@@ -134,7 +134,15 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
           title: 'lock-service',
           version: '0.1.0',
           description: 'Distributed locks over HTTP, on Redis Lua scripts: fencing tokens, validity, Redlock quorum.',
+          license: { name: 'MIT', identifier: 'MIT' },
         },
+        servers: [
+          {
+            url: 'http://{host}:{port}',
+            description: 'A lock-service instance (npm run serve and docker compose listen on 127.0.0.1:8080)',
+            variables: { host: { default: '127.0.0.1', description: 'Host name or address' }, port: { default: '8080', description: 'PORT' } },
+          },
+        ],
         tags: [
           { name: 'locks', description: 'Exclusive locks' },
           { name: 'rwlocks', description: 'Read-write locks: shared readers, exclusive writers, no writer starvation' },

@@ -41,10 +41,13 @@ export function registerHoldRoutes(fastify: FastifyInstance, { config, engine, o
   const acquire = acquireSchemas(config)
   const renew = renewSchemas(config)
   const what = mode === 'exclusive' ? 'an exclusive lock' : `a ${mode} hold`
+  // Stable operation ids for client generators: acquireLock, renewReadHold, releaseWriteHold, …
+  const noun = { exclusive: 'Lock', read: 'ReadHold', write: 'WriteHold' }[mode]
 
   app.post(path, {
     schema: {
       summary: `Acquire ${what}`,
+      operationId: `acquire${noun}`,
       tags: [tag],
       params: keyParams,
       querystring: acquire.querystring,
@@ -72,6 +75,7 @@ export function registerHoldRoutes(fastify: FastifyInstance, { config, engine, o
   app.put(`${path}/renew`, {
     schema: {
       summary: `Extend ${what} (owner only)`,
+      operationId: `renew${noun}`,
       tags: [tag],
       params: keyParams,
       querystring: renew.querystring,
@@ -92,6 +96,7 @@ export function registerHoldRoutes(fastify: FastifyInstance, { config, engine, o
   app.delete(path, {
     schema: {
       summary: `Release ${what} (owner only)`,
+      operationId: `release${noun}`,
       tags: [tag],
       params: keyParams,
       querystring: releaseSchemas.querystring,

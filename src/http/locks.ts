@@ -13,6 +13,7 @@ export async function lockRoutes(fastify: FastifyInstance, options: HoldRoutesOp
   fastify.withTypeProvider<ZodTypeProvider>().get('/locks/:key', {
     schema: {
       summary: 'Inspect a lock (never shows the token)',
+      operationId: 'inspectLock',
       tags: ['locks'],
       params: keyParams,
       querystring: noQuery,
@@ -30,6 +31,7 @@ export async function lockRoutes(fastify: FastifyInstance, options: HoldRoutesOp
   fastify.withTypeProvider<ZodTypeProvider>().get('/locks', {
     schema: {
       summary: 'Admin: list held locks (SCAN-based, paginated; never a token)',
+      operationId: 'listLocks',
       tags: ['locks'],
       querystring: listQuery,
       response: { 200: lockListSchema, ...errorResponses([400, 401, 403, 503]) },
@@ -65,6 +67,7 @@ export async function rwlockRoutes(fastify: FastifyInstance, options: HoldRoutes
   fastify.withTypeProvider<ZodTypeProvider>().get('/rwlocks/:key', {
     schema: {
       summary: 'Inspect a read-write lock: writer, reader count, waiting writer, fence (never a token)',
+      operationId: 'inspectRwLock',
       tags: ['rwlocks'],
       params: keyParams,
       querystring: noQuery,
@@ -82,6 +85,7 @@ export async function rwlockRoutes(fastify: FastifyInstance, options: HoldRoutes
   fastify.withTypeProvider<ZodTypeProvider>().get('/rwlocks', {
     schema: {
       summary: 'Admin: list held read-write locks (SCAN-based, paginated; never a token)',
+      operationId: 'listRwLocks',
       tags: ['rwlocks'],
       querystring: listQuery,
       response: { 200: rwLockListSchema, ...errorResponses([400, 401, 403, 503]) },

@@ -229,6 +229,9 @@ export const readinessSchema = z.object({
 
 export const healthSchema = z.object({ status: z.literal('ok') })
 
+/** A body that is text, not JSON (/metrics, /openapi.yaml). */
+export const textBody = (what: string) => z.string().describe(what)
+
 // One named schema in the OpenAPI document (components.schemas.Error), referenced by every route.
 z.globalRegistry.add(errorSchema, { id: 'Error' })
 
