@@ -123,7 +123,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       reply.elapsedTime / 1000,
     )
     const level = route !== undefined && PROBES.has(route) ? 'debug' : 'info'
-    request.log[level]({ req: request, res: { statusCode: reply.statusCode }, responseTime: Math.round(reply.elapsedTime * 100) / 100 }, 'request completed')
+    const line = { req: request, res: { statusCode: reply.statusCode }, responseTime: Math.round(reply.elapsedTime * 100) / 100, ...request.adminAction }
+    request.log[level](line, 'request completed')
   })
 
   if (options.documentation) {

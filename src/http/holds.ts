@@ -62,11 +62,11 @@ export function registerHoldRoutes(fastify: FastifyInstance, { config, engine, o
     handler: async (request, reply) => {
       authorizeKey(request, request.params.key)
       const body = request.body ?? {}
-      const ttlMs = oneOf('ttl', request.query.ttl, body.ttlMs) ?? config.defaultTtlMs
+      const askedTtl = oneOf('ttl', request.query.ttl, body.ttlMs)
       const token = oneOf('token', request.headers['lock-token'], body.token) ?? newToken()
       const waitMs = oneOf('wait', request.query.wait, body.waitMs) ?? 0
       const grant = await observed.acquire(mode, () =>
-        engine.acquire({ mode, key: request.params.key, token, ttlMs, reentrant: body.reentrant ?? false, waitMs, clientGone: waitMs > 0 ? clientGone(reply.raw) : undefined }),
+        engine.acquire({ mode, key: request.params.key, token, ttlMs: askedTtl ?? config.defaultTtlMs, keepTtl: askedTtl === undefined, reentrant: body.reentrant ?? false, waitMs, clientGone: waitMs > 0 ? clientGone(reply.raw) : undefined }),
       )
       return reply.code(grant.regranted ? 200 : 201).send(grantBody(grant))
     },

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { ServiceError } from '../errors.js'
-import { errorResponses, keyParams, listQuery, lockListSchema, lockStateSchema, noQuery, rwLockListSchema, rwLockStateSchema } from './schemas.js'
+import { errorResponses, keyParams, listQuery, lockListSchema, lockStateSchema, noQuery, rwInspectQuery, rwLockListSchema, rwLockStateSchema } from './schemas.js'
 import { authorizeAdmin, authorizeKey } from './auth.js'
 import type { LockState } from '../locks/types.js'
 import { registerHoldRoutes, type HoldRoutesOptions } from './holds.js'
@@ -54,6 +54,7 @@ function rwView(key: string, state: LockState) {
     key,
     writer: state.writer ? { fence: state.writer.fence, remainingMs: state.writer.remainingMs } : null,
     readers: state.readers,
+    ...(state.readerHolds ? { readerHolds: state.readerHolds } : {}),
     writerWaiting: state.writerWaiting,
     waiters: state.waiters,
   }
@@ -70,13 +71,14 @@ export async function rwlockRoutes(fastify: FastifyInstance, options: HoldRoutes
       operationId: 'inspectRwLock',
       tags: ['rwlocks'],
       params: keyParams,
-      querystring: noQuery,
+      querystring: rwInspectQuery,
       response: { 200: rwLockStateSchema.describe('Held by a writer or by readers'), ...errorResponses([400, 401, 403, 404, 503]) },
     },
     handler: async (request) => {
       const key = request.params.key
       authorizeKey(request, key)
-      const state = await options.engine.inspect('rw', key)
+      if (request.query.readers) authorizeAdmin(request, 'inspect read holds', { key })
+      const state = await options.engine.inspect('rw', key, request.query.readers === true)
       if (!state.writer && state.readers === 0) throw new ServiceError('lock_not_found', `read-write lock "${key}" is not held`, { key })
       return rwView(key, state)
     },

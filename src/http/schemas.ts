@@ -64,11 +64,21 @@ export const tokenHeaders = z.object({
 
 export function acquireSchemas(limits: Limits) {
   return {
-    querystring: z.strictObject({ ttl: ttlQuery(limits).optional(), wait: waitQuery(limits).optional() }),
+    querystring: z.strictObject({
+      ttl: ttlQuery(limits)
+        .optional()
+        .describe('Lease length (as ttlMs): 1500, 1500ms, 1.5s, 2m, 1h. Default: DEFAULT_TTL_MS for a new hold; a re-acquire by the holder keeps its latest TTL'),
+      wait: waitQuery(limits).optional(),
+    }),
     body: optionalBody(
       z
         .strictObject({
-          ttlMs: ttlMsSchema(limits).optional(),
+          ttlMs: ttlMsSchema(limits)
+            .optional()
+            .describe(
+              `Lease length in ms, 100 … MAX_TTL_MS (${limits.maxTtlMs}). Default: DEFAULT_TTL_MS for a new hold; ` +
+                'a re-acquire by the holder without it keeps the TTL of its latest grant or renew (as renew does)',
+            ),
           waitMs: z
             .number()
             .int('waitMs must be a whole number of milliseconds')
@@ -144,6 +154,10 @@ export const lockStateSchema = z.object({
   waiters: z.number().int(),
 })
 
+export const rwInspectQuery = z.strictObject({
+  readers: flag.optional().describe('Admin: also list each read hold (fence, remaining time, count), e.g. to force-release one by fence'),
+})
+
 export const listQuery = z.strictObject({
   prefix: z
     .string()
@@ -161,6 +175,16 @@ export const rwLockStateSchema = z.object({
     .nullable()
     .describe('The write hold, or null'),
   readers: z.number().int().describe('Live read holds'),
+  readerHolds: z
+    .array(
+      z.object({
+        fence: z.number().int().describe('Its fence: what DELETE /rwlocks/{key}/read?force=true&fence= takes'),
+        remainingMs: z.number().int(),
+        holdCount: z.number().int(),
+      }),
+    )
+    .optional()
+    .describe('Admin views only (the listing, and inspect with ?readers=true): each live read hold, by fence; never its token'),
   writerWaiting: z.boolean().describe('A writer is waiting: newly arriving readers queue behind it'),
   waiters: z.number().int(),
 })
