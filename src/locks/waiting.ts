@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
-import { Redis } from 'ioredis'
-import { ServiceError } from '../errors.js'
+import type { Subscription } from '../redis/node.js'
+import { fail, type ServiceError } from '../errors.js'
 import type { Metrics } from '../metrics.js'
 import type { Quorum } from '../redis/quorum.js'
 import type { LockKeys } from './keys.js'
@@ -161,7 +161,7 @@ export class WaitRoom {
   private next = 0
   private readonly waiters = new Map<string, Waiter>()
   private readonly byLock = new Map<string, Set<Waiter>>()
-  private readonly subscribers: Redis[] = []
+  private readonly subscriptions: Subscription[] = []
   private stopping = false
   private touchTimer: NodeJS.Timeout | undefined
 
@@ -183,9 +183,7 @@ export class WaitRoom {
   async start(): Promise<void> {
     const channel = this.wakePrefix + this.replicaId
     for (const node of this.quorum.nodes) {
-      const sub = node.client.duplicate({ enableOfflineQueue: true, commandTimeout: undefined, autoResendUnfulfilledCommands: true })
-      sub.on('error', () => undefined)
-      sub.on('message', (_channel: string, message: string) => {
+      const onPush = (message: string) => {
         // "<id>": look again; "<id>|<fence>|<Redis µs>": handed over (src/lua/include/queue.lua).
         const [id = '', fence, redisUs] = message.split('|')
         const waiter = this.waiters.get(id)
@@ -193,15 +191,12 @@ export class WaitRoom {
         this.metrics.wakeups.inc()
         if (fence === undefined) waiter.wake()
         else waiter.handedOff(node.index, Number(fence), Number(redisUs))
-      })
+      }
       // Pushes sent while the subscription was down are lost: wake everyone to look again.
-      let connectedBefore = false
-      sub.on('ready', () => {
-        if (connectedBefore) for (const w of this.waiters.values()) w.wake()
-        connectedBefore = true
-      })
-      this.subscribers.push(sub)
-      sub.subscribe(channel).catch(() => undefined)
+      const onReconnect = () => {
+        for (const w of this.waiters.values()) w.wake()
+      }
+      this.subscriptions.push(node.subscribe(channel, onPush, onReconnect))
     }
     this.touchTimer = setInterval(() => this.touchAll(), TOUCH_EVERY_MS)
     this.touchTimer.unref()
@@ -214,8 +209,8 @@ export class WaitRoom {
 
   /** Why `park` takes no waiter now: shutting down, or full. */
   noRoom(): ServiceError {
-    if (this.shuttingDown) return shuttingDown()
-    return new ServiceError('too_many_waiters', `this replica already has ${this.maxWaiters} waiting requests (MAX_WAITERS); try again later`, {}, 1000)
+    if (this.shuttingDown) return fail.shuttingDown()
+    return fail.tooManyWaiters(`this replica already has ${this.maxWaiters} waiting requests (MAX_WAITERS); try again later`)
   }
 
   /** Park a request: it gets an id and a place in line, and leaves with `leave`. */
@@ -250,7 +245,7 @@ export class WaitRoom {
 
   /** Why a waiter stopped waiting without a grant. */
   abortReason(): ServiceError | undefined {
-    return this.shuttingDown ? shuttingDown() : undefined
+    return this.shuttingDown ? fail.shuttingDown() : undefined
   }
 
   private touchAll(): void {
@@ -272,11 +267,6 @@ export class WaitRoom {
   async close(): Promise<void> {
     this.stopWaiting()
     if (this.touchTimer) clearInterval(this.touchTimer)
-    // A subscriber that never got ready (e.g. a port that accepts and never answers) would queue QUIT forever.
-    await Promise.all(this.subscribers.map((s) => (s.status === 'ready' ? s.quit().catch(() => s.disconnect()) : s.disconnect())))
+    await Promise.all(this.subscriptions.map((s) => s.close()))
   }
-}
-
-function shuttingDown(): ServiceError {
-  return new ServiceError('shutting_down', 'this replica is shutting down; retry on another', {}, 1000)
 }

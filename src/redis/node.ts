@@ -65,6 +65,10 @@ export class NodeError extends Error {
   }
 }
 
+export interface Subscription {
+  close(): Promise<void>
+}
+
 /** "host:port" of a Redis URL: what logs, metrics and bodies may show (never the password). */
 export function redisAddress(url: string): string {
   const u = new URL(url)
@@ -289,6 +293,29 @@ export class RedisNode {
   run(script: ScriptName, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
     const command = (this.client as unknown as Record<ScriptName, ScriptCommand>)[script]
     return this.measure(command.call(this.client, ...keys, ...args))
+  }
+
+  /** One SCAN step over the hash keys matching `pattern`: the next cursor and the keys found. */
+  scanHashes(cursor: string, pattern: string, count: number): Promise<[string, string[]]> {
+    return this.measure(this.client.scan(cursor, 'MATCH', pattern, 'COUNT', count, 'TYPE', 'hash'))
+  }
+
+  /**
+   * A connection of its own listening on `channel` (pub/sub takes a connection over). It resubscribes
+   * by itself after a reconnect; pushes sent meanwhile are lost, so `onReconnect` tells the caller.
+   */
+  subscribe(channel: string, onMessage: (message: string) => void, onReconnect: () => void): Subscription {
+    const sub = this.client.duplicate({ enableOfflineQueue: true, commandTimeout: undefined, autoResendUnfulfilledCommands: true })
+    sub.on('error', () => undefined)
+    sub.on('message', (_channel: string, message: string) => onMessage(message))
+    let connectedBefore = false
+    sub.on('ready', () => {
+      if (connectedBefore) onReconnect()
+      connectedBefore = true
+    })
+    sub.subscribe(channel).catch(() => undefined)
+    // A subscriber that never got ready (e.g. on a port that accepts and never answers) would queue QUIT forever.
+    return { close: () => (sub.status === 'ready' ? sub.quit().then(() => undefined, () => sub.disconnect()) : Promise.resolve(sub.disconnect())) }
   }
 
   ping(): Promise<unknown> {
