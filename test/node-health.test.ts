@@ -103,7 +103,7 @@ t.test('the service process: the cause within a second of its first log line, th
   t.ok(Number(cause?.time) - Number(lines[0]?.time) < 1000, 'within a second of the first line')
   const listening = lines.find((l) => /cannot grant locks/.test(String(l.msg)))
   t.equal(listening?.level, 40)
-  t.match(listening?.msg, /0 of 1 Redis nodes up, 1 needed \(node 0 at 127\.0\.0\.1:\d+: auth: authentication failed: WRONGPASS/)
+  t.match(listening?.msg, /0 of 1 Redis nodes may vote, 1 needed \(node 0 at 127\.0\.0\.1:\d+: auth: authentication failed: WRONGPASS/)
   t.notOk(lines.some((l) => l.msg === 'lock-service ready'), 'it does not say ready')
   t.notMatch(output, /bad-password-456/)
 })
