@@ -3,10 +3,10 @@
 # on 127.0.0.1:${PORT:-8080} (set HOST to listen elsewhere).
 #
 # Redis: REDIS_URLS / REDIS_URL when set. Otherwise 127.0.0.1:${LOCAL_REDIS_PORT:-6379}: a Redis
-# already there is used if it answers PING with PONG (a Redis that wants a password, or anything
-# else on that port, stops serve with the reason); if nothing answers, serve starts a redis-server
-# there (no persistence, data in .redis-dev/PORT) and stops it again with the service. If that
-# redis-server cannot start (the port is taken, ...), serve stops with its reason.
+# already there is used if it answers PING with PONG (a Redis that wants a password stops serve
+# with the reason); otherwise serve starts a redis-server there (no persistence, files in
+# .redis-dev/PORT, removed after) and stops it again with the service. If that redis-server cannot
+# start (the port is taken by something else, ...), serve stops with its reason.
 #
 # SIGTERM or SIGINT — to this script or to the npm process running it (package.json runs it with
 # exec, so npm's forwarded signal arrives here), or npm dying — stop the service (it drains), then
@@ -25,6 +25,7 @@ parent=$PPID
 redis_pid=""
 service_pid=""
 watchdog_pid=""
+dir=""
 
 stop_all() {
   trap - EXIT INT TERM
@@ -36,6 +37,10 @@ stop_all() {
     say "stopping the redis-server it started (pid $redis_pid)"
     kill -TERM "$redis_pid" 2>/dev/null || true
     wait "$redis_pid" 2>/dev/null || true
+  fi
+  if [ -n "$dir" ]; then
+    rm -rf "$dir"
+    rmdir "$PWD/.redis-dev" 2>/dev/null || true
   fi
   if [ -n "$watchdog_pid" ]; then kill "$watchdog_pid" 2>/dev/null || true; fi
 }
