@@ -18,8 +18,8 @@ import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { BenchContext, NOISY_CORES, type Settings } from './lib/context.js'
-import { clientKinds, type ClientKind } from './lib/http-client.js'
-import { httpText, installCleanup, repoRoot, stopAll, type HttpServer } from './lib/processes.js'
+import { clientKinds, connect, type ClientKind } from './lib/http-client.js'
+import { installCleanup, repoRoot, stopAll, type HttpServer } from './lib/processes.js'
 import type { Scenario, ScenarioReport } from './lib/scenario.js'
 import { median, round } from './lib/stats.js'
 
@@ -68,7 +68,7 @@ async function main(): Promise<number> {
 
   log(`lock-service bench: ${scenarios.map((s) => s.id).join(', ')} — ${settings.reps} × (${settings.warmupMs / 1000} s warm-up + ${settings.durationMs / 1000} s), client ${client}`)
   await checkShapes(await ctx.baseline(), await ctx.service({ nodes: 1 }))
-  const redisVersion = await (await ctx.redisNodes(1))[0]!.version()
+  const redisVersion = (await ctx.redisNodes(1))[0]!.version
 
   const reports: { scenario: Scenario; report: ScenarioReport; seconds: number }[] = []
   for (const scenario of scenarios) {
@@ -153,9 +153,13 @@ async function loadScenarios(): Promise<Scenario[]> {
 /** The baseline must answer the service's shapes (same JSON keys), or the ratios compare unlike things. */
 async function checkShapes(baseline: HttpServer, service: HttpServer): Promise<void> {
   const keysOf = async (server: HttpServer, method: string, key: string) => {
-    const headers = { 'lock-token': 'bench-shape-check-token-0001' }
-    const res = await httpText(server.host, server.port, method, `/locks/${key}`, method === 'POST' ? { ...headers, 'content-length': '0' } : headers)
-    return `${res.status} ${Object.keys(JSON.parse(res.text) as object).sort().join(',')}`
+    const conn = connect('raw', server.host, server.port)
+    try {
+      const res = await conn.request(method, `/locks/${key}`, { headers: { 'lock-token': 'bench-shape-check-token-0001' } })
+      return `${res.status} ${Object.keys(JSON.parse(res.body.toString('utf8')) as object).sort().join(',')}`
+    } finally {
+      conn.close()
+    }
   }
   const key = `shape.${Date.now().toString(36)}`
   for (const method of ['POST', 'DELETE']) {

@@ -7,7 +7,7 @@
 import path from 'node:path'
 import { runLoad, type LoadResult, type LoadSpec } from './load.js'
 import type { ClientKind } from './http-client.js'
-import { repoRoot, startNodeServer, startRedis, type HttpServer, type RedisServer } from './processes.js'
+import { repoRoot, startNodeServer, startRedisNode, type HttpServer, type RedisNode } from './processes.js'
 import { median, ratio } from './stats.js'
 import { acquireRelease } from './flows.js'
 
@@ -38,7 +38,7 @@ export type RunSpec = Omit<LoadSpec, 'server' | 'client' | 'warmupMs' | 'duratio
 
 export class BenchContext {
   private readonly shared = new Map<string, Promise<HttpServer>>()
-  private readonly redisPool: Promise<RedisServer>[] = []
+  private readonly redisPool: Promise<RedisNode>[] = []
   private freshCount = 0
   /** Every measured run of this benchmark, in order (for the noise summary). */
   readonly results: LoadResult[] = []
@@ -49,8 +49,8 @@ export class BenchContext {
   ) {}
 
   /** The first `n` Redis nodes of the run's pool (started on demand, shared by every service). */
-  async redisNodes(n: number): Promise<RedisServer[]> {
-    while (this.redisPool.length < n) this.redisPool.push(startRedis(`redis-${this.redisPool.length + 1}`))
+  async redisNodes(n: number): Promise<RedisNode[]> {
+    while (this.redisPool.length < n) this.redisPool.push(startRedisNode())
     return Promise.all(this.redisPool.slice(0, n))
   }
 
