@@ -202,7 +202,7 @@ function renderMarkdown(
   const targets = reports.flatMap((r) => r.report.targets ?? [])
   if (targets.length > 0) {
     lines.push('', '#### Targets', '')
-    lines.push(table(['target', 'measured', 'goal', 'met', 'from'], targets.map((t) => [t.name, t.shown, t.goal, t.pass ? 'yes' : '**no**', t.source])))
+    lines.push(table(['target', 'measured', 'goal', 'met'], targets.map((t) => [t.name, t.shown, t.goal, t.pass ? 'yes' : '**no**'])))
   }
   return lines.join('\n')
 }

@@ -174,8 +174,9 @@ export class Comparison {
     return median(this.of(name).map(pick))
   }
 
-  /** Median over the repetitions of (figure of `a`) / (figure of `b`) in the same repetition. */
+  /** Median over the repetitions of (figure of `a`) / (figure of `b`) in the same repetition; 1 when a is b. */
   ratio(a: string, b: string, pick: (r: LoadResult) => number): number {
+    if (a === b) return 1
     const as = this.of(a)
     const bs = this.of(b)
     return median(as.map((r, i) => ratio(pick(r), pick(bs[i] as LoadResult))))
