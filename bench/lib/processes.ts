@@ -223,6 +223,16 @@ export interface HttpServer {
   readonly redis: readonly RedisNode[]
 }
 
+/** The lowest VmRSS (MiB) of each server, sampled once a second for `forMs` (both ends included). */
+export async function lowestRss(servers: readonly HttpServer[], forMs: number): Promise<number[]> {
+  const lowest = servers.map(() => Infinity)
+  for (let t = 0; ; t += 1000) {
+    servers.forEach((s, i) => (lowest[i] = Math.min(lowest[i] as number, s.proc.memory().rssMb)))
+    if (t >= forMs) return lowest
+    await sleep(1000)
+  }
+}
+
 export interface NodeServerSpec {
   name: string
   /** Script path relative to the repository root, run by plain `node` (no loader). */
