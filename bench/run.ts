@@ -2,14 +2,14 @@
  * `npm run bench` (after scripts/bench.sh built the service): starts redis-server(s), the service
  * (`node dist/server.js`) and the baseline (bench/baseline-server.js) as separate processes on free
  * loopback ports, runs every scenario in bench/scenarios/ (file-name order), stops everything,
- * prints markdown tables and writes bench/results/latest.json.
+ * prints markdown tables and writes bench/results/latest.json (figures) and latest.md (the tables).
  *
  *   npm run bench -- --only uncontended,quorum   run some scenarios (ids)
  *   npm run bench -- --reps 5 --duration 5       more / longer repetitions (seconds)
  *   npm run bench -- --client node-http          load with node:http instead of the raw client
  *   npm run bench -- --profile                   --cpu-prof on every server → $TMPDIR/lock-service-bench-profiles/
  *   npm run bench -- --profile --profile-dir D   … → D
- *   npm run bench -- --out bench/results/x.json  write the figures elsewhere
+ *   npm run bench -- --out bench/results/x.json  write the figures (and x.md) elsewhere
  *   npm run bench -- --list                      list the scenarios
  */
 import { execFileSync } from 'node:child_process'
@@ -99,6 +99,7 @@ async function main(): Promise<number> {
   const markdown = renderMarkdown(reports, machine, noise, settings, startedAt)
   process.stdout.write(`\n${markdown}\n`)
 
+  const commit = gitCommit()
   const out = path.resolve(repoRoot, values.out)
   mkdirSync(path.dirname(out), { recursive: true })
   writeFileSync(
@@ -107,7 +108,7 @@ async function main(): Promise<number> {
       {
         date: startedAt.toISOString(),
         seconds: Math.round(seconds),
-        commit: gitCommit(),
+        commit,
         machine,
         noise,
         settings,
@@ -124,8 +125,15 @@ async function main(): Promise<number> {
       2,
     )}\n`,
   )
-  const shown = path.relative(repoRoot, out)
-  log(`\nwrote ${shown.startsWith('..') ? out : shown} (${Math.round(seconds)} s in all)`)
+  const mdOut = `${out.replace(/\.json$/, '')}.md`
+  const command = ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ')
+  writeFileSync(
+    mdOut,
+    `# Benchmark run\n\n\`${command}\` at commit ${commit ?? 'unknown'}, ${Math.round(seconds)} s in all; ` +
+      `the same run wrote the figures behind these tables, per repetition, to \`${path.basename(out)}\` (not committed).\n\n${markdown}\n`,
+  )
+  const shown = (file: string) => (path.relative(repoRoot, file).startsWith('..') ? file : path.relative(repoRoot, file))
+  log(`\nwrote ${shown(out)} and ${shown(mdOut)} (${Math.round(seconds)} s in all)`)
   if (settings.profileDir) log(`CPU profiles: ${settings.profileDir}/*.cpuprofile (bench/profile-summary.ts summarises one)`)
   return 0
 }
@@ -195,13 +203,13 @@ function renderMarkdown(
       (noise.noisyRuns > 0 ? ` (**${noise.noisyRuns} runs above ${NOISY_CORES}: figures disturbed**).` : '.'),
   )
   for (const { scenario, report } of reports) {
-    lines.push('', `#### ${scenario.title}`, '', scenario.description, '')
+    lines.push('', `## ${scenario.title}`, '', scenario.description, '')
     lines.push(table(report.columns, report.rows))
     for (const note of report.notes ?? []) lines.push('', note)
   }
   const targets = reports.flatMap((r) => r.report.targets ?? [])
   if (targets.length > 0) {
-    lines.push('', '#### Targets', '')
+    lines.push('', '## Targets', '')
     lines.push(table(['target', 'measured', 'goal', 'met'], targets.map((t) => [t.name, t.shown, t.goal, t.pass ? 'yes' : '**no**'])))
   }
   return lines.join('\n')
