@@ -156,11 +156,22 @@ t.test('docker-compose.yml: Redis 7 with a health check the services wait for', 
   }
 })
 
-t.test('no shipped file mentions DESIGN.md (there is none)', async (t) => {
-  const shipped = ['Dockerfile', 'docker-compose.yml', 'README.md', 'openapi.yaml', 'package.json', '.dockerignore']
+t.test('every document a shipped file names is in the repository', async (t) => {
+  const shipped = ['Dockerfile', 'docker-compose.yml', 'README.md', 'openapi.yaml', 'package.json', '.dockerignore', '.ci/run']
   const walk = (dir: string): string[] =>
     readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(`${dir}/${e.name}`) : [`${dir}/${e.name}`]))
-  for (const file of [...shipped, ...walk('src'), ...walk('scripts'), ...walk('deploy')]) t.notMatch(read(file), /DESIGN\.md/, file)
+  const files = [...shipped, ...walk('src'), ...walk('scripts'), ...walk('deploy'), ...walk('docs')]
+  const repoFiles = [...files, ...walk('bench'), ...walk('test')]
+  let named = 0
+  for (const file of files) {
+    for (const [doc] of read(file).matchAll(/[\w./-]*[\w-]+\.md\b/g)) {
+      named++
+      const wanted = path.normalize(doc).replace(/^(\.\.?\/)+/, '')
+      t.ok(repoFiles.some((f) => path.normalize(f).endsWith(wanted)), `${file} names ${doc}: it is in the repository`)
+    }
+  }
+  t.ok(named > 0, `${named} references checked`)
+  t.notMatch(read('.ci/run'), /\.\.\/shared/, '.ci/run needs nothing outside the repository')
 })
 
 // ── Dockerfile ─────────────────────────────────────────────────────────────────────────────────────
