@@ -73,6 +73,23 @@ t.test('waiting on one Redis', async (t) => {
     t.ok(took >= 200 && took < 3000, `handed over when the 300 ms TTL lapsed (${took.toFixed(0)} ms)`)
   })
 
+  t.test('a crashed holder that was handed the lock: the next waiter gets it soon after that hold lapses', async (t) => {
+    await post('/locks/w2b?ttl=30s', tok('a'))
+    const b = post('/locks/w2b?ttl=300&wait=10s', tok('b'))
+    await until(async () => (await waitersOn('/locks/w2b')) === 1, 'b in line')
+    const c = post('/locks/w2b?ttl=300&wait=8s', tok('c'))
+    await until(async () => (await waitersOn('/locks/w2b')) === 2, 'c in line')
+    await del('/locks/w2b', tok('a'))
+    t.equal((await b).statusCode, 201, 'b is handed the lock, and never releases it (300 ms TTL)')
+    const started = performance.now()
+    const res = await c
+    const took = performance.now() - started
+    t.equal(res.statusCode, 201)
+    // c became the head by b's hand-off, so it had no timer for b's hold: the replica's lease
+    // renewal (touch.lua, every second) hands it over once b's hold lapsed.
+    t.ok(took < 2500, `c granted ${took.toFixed(0)} ms after b, not at the end of its 8 s wait`)
+  })
+
   t.test('the wait runs out: 409 lock_held with waitedMs and Retry-After; the line is left', async (t) => {
     await post('/locks/w3?ttl=10s', tok('a'))
     const res = await post('/locks/w3?wait=300ms', tok('b'))

@@ -1,5 +1,8 @@
 -- touch.lua — a live replica renews the leases of its waiters on one lock (about every second), and
--- drops the waiters at the front whose lease lapsed (their replica died), waking the new front.
+-- drops the waiters at the front whose lease lapsed (their replica died), waking the new front. Then
+-- the front gets whatever is free for it (holds that lapsed are pruned first): a waiter that became
+-- the head by a hand-off ahead of it has no timer for the holds ahead of it, so when their holder
+-- dies without releasing, this is what moves the line on (within a second of the lapse).
 --
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua)
@@ -21,5 +24,6 @@ for i = 2, #ARGV do
   end
 end
 if present > 0 then keep_line() end
-if prune_line(now) > 0 then wake_front(now, true, ARGV[1]) end
+prune(now)
+wake_front(now, prune_line(now) > 0, ARGV[1])
 return present
