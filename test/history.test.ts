@@ -300,3 +300,107 @@ t.test('100,000 holds are checked quickly', async (t) => {
   t.same(vs, [])
   t.ok(took < 5_000, `checked in ${took.toFixed(0)} ms`)
 })
+
+// ── semaphores ───────────────────────────────────────────────────────────────────────────────────
+
+function permit(fence: number, permits: number, start: number, end: number, over: Partial<Hold> = {}): Hold {
+  return { key: 's', namespace: 'semaphores', mode: 'permit', client: `p${fence}`, fence, permits, limit: 4, start, end, ...over }
+}
+
+t.test('semaphore: holds may overlap while their permits fit the limit', async (t) => {
+  t.same(check(permit(1, 1, 0, 10), permit(2, 1, 1, 10), permit(3, 1, 2, 10), permit(4, 1, 3, 10)), [], 'four single permits of four')
+  t.same(check(permit(1, 3, 0, 10), permit(2, 1, 5, 15), permit(3, 3, 10, 20)), [], 'weighted: 3 + 1, then 1 + 3 (touching is fine)')
+  t.same(check(permit(1, 4, 0, 10), permit(2, 4, 10, 20)), [], 'the whole semaphore, one after the other')
+})
+
+t.test('semaphore: more permits than the limit at one instant is over_limit', async (t) => {
+  const vs = check(permit(1, 2, 0, 10, { client: 'alice' }), permit(2, 2, 1, 10, { client: 'bob' }), permit(3, 1, 9, 20, { client: 'carol' }))
+  t.same(kinds(vs), ['over_limit'])
+  t.equal(vs[0]?.b?.client, 'carol', 'reported at the start of the hold that went over')
+  t.match(vs[0]?.message, /5 permits in use \(limit 4\).*carol \(1 of 4 permits.*alice.*bob/)
+  t.same(kinds(check(permit(1, 4, 0, 10), permit(2, 1, 9.999, 20))), ['over_limit'], 'a hair of overlap is enough')
+  t.same(check(permit(1, 4, 0, 10), permit(2, 1, 20, 10)), [], 'an empty hold (validity ran out in flight) takes nothing')
+  t.same(
+    kinds(check(permit(1, 2, 0, 10, { limit: 2 }), permit(2, 1, 5, 15, { limit: 4 }))),
+    ['over_limit'],
+    'holds that disagree on the limit are held to the smaller one',
+  )
+  t.same(check(permit(1, 2, 0, 10), { ...permit(2, 4, 0, 10), key: 't' }), [], 'per key')
+  t.same(check(permit(1, 4, 0, 10), { ...permit(2, 4, 0, 10), namespace: 'other' }), [], 'per namespace')
+})
+
+t.test('semaphore: fences strictly increase per key, across all its holds', async (t) => {
+  t.same(kinds(check(permit(5, 1, 0, 10), permit(5, 1, 1, 10))), ['duplicate_fence'])
+  t.same(
+    kinds(check(permit(5, 1, 0, 10), { ...permit(4, 1, 20, 30), requestStartedAt: 15 })),
+    ['fence_order'],
+    'a hold requested after another was granted carries the higher fence',
+  )
+  t.same(check(permit(5, 1, 0, 10), permit(4, 1, 20, 30)), [], 'without the request time, as for read holds, a delayed answer may look like this')
+})
+
+t.test('semaphore: malformed holds are bad_interval', async (t) => {
+  t.same(kinds(check(permit(1, 5, 0, 10))), ['bad_interval'], 'more permits than the limit in one hold')
+  t.same(kinds(check(permit(1, 0, 0, 10))), ['bad_interval'], 'no permits')
+  t.same(kinds(check({ ...permit(1, 1, 0, 10), limit: undefined })), ['bad_interval'], 'no limit')
+})
+
+t.test('semaphore: permitPeaks and assertSafe report the most permits in use at once', async (t) => {
+  const h = new History()
+  for (const x of [permit(1, 1, 0, 10), permit(2, 2, 1, 10), permit(3, 1, 10, 20)]) h.record(x)
+  t.same([...h.permitPeaks()], [['semaphores/s', { holds: 3, maxInUse: 3, limit: 4 }]])
+  const f = fakeT()
+  h.assertSafe(f, 'sem')
+  t.same(f.calls, [{ value: true, message: 'sem: 3 holds checked, 0 violations; semaphores/s: at most 3 of 4 permits in use at once' }])
+  t.same([...new History().permitPeaks()], [], 'nothing without permit holds')
+})
+
+/** A semaphore's history as a correct server makes it: FIFO, weighted, each hold released or lapsing at random. */
+function semaphoreHolds(n: number, limit: number, random: () => number): Hold[] {
+  const out: Hold[] = []
+  const live: { end: number; permits: number }[] = []
+  let now = 0
+  let fence = 0
+  for (let i = 0; i < n; i++) {
+    const permits = 1 + Math.floor(random() * Math.min(limit, 3))
+    // Wait until enough of the live holds have ended.
+    live.sort((a, b) => a.end - b.end)
+    let inUse = live.reduce((s, h) => s + h.permits, 0)
+    while (inUse + permits > limit) {
+      const first = live.shift() as { end: number; permits: number }
+      now = Math.max(now, first.end)
+      inUse -= first.permits
+    }
+    const requestStartedAt = now - random() * 3
+    const start = now + random() * 2
+    const end = start + random() * 30
+    live.push({ end, permits })
+    out.push({ key: 'sem', namespace: 'semaphores', mode: 'permit', client: `c${i}`, fence: (fence += 1 + Math.floor(random() * 2)), permits, limit, start, end, requestStartedAt })
+    now = start + random() * 2
+  }
+  return out
+}
+
+t.test(`randomized: 5,000 holds of a semaphore of limit 4 are safe; one extra hold at the busiest instant is caught (seed ${SEED})`, async (t) => {
+  const random = rng(SEED + 3)
+  const holds = semaphoreHolds(5_000, 4, random)
+  const clean = new History()
+  for (const h of holds) clean.record(h)
+  t.same(clean.check(), [], 'the unperturbed history is safe')
+  const peak = clean.permitPeaks().get('semaphores/sem')
+  t.ok(peak && peak.maxInUse <= 4 && peak.maxInUse >= 3, `busy: up to ${peak?.maxInUse} of 4 permits at once`)
+
+  for (let round = 0; round < 20; round++) {
+    // A hold of one permit inside a random hold, when that hold starts: over the limit only if
+    // every permit was taken right then.
+    const i = Math.floor(random() * holds.length)
+    const at = holds[i] as Hold
+    const inUseThen = holds.filter((h) => h.start <= at.start && h.end > at.start && h.end > h.start).reduce((s, h) => s + (h.permits as number), 0)
+    const extra: Hold = { ...at, client: 'intruder', fence: at.fence + 0.5, permits: 1, start: at.start, end: at.start + 0.001, requestStartedAt: undefined }
+    const h = new History()
+    for (const x of [...holds, extra]) h.record(x)
+    const found = kinds(h.check())
+    if (inUseThen + 1 > 4) t.same(found, ['over_limit'], `round ${round}: ${inUseThen} in use at ${at.client}'s start: the intruder is caught`)
+    else t.same(found, [], `round ${round}: ${inUseThen} in use at ${at.client}'s start: the intruder fits`)
+  }
+})

@@ -1,11 +1,14 @@
 /**
- * Safety checker for lock histories recorded by contention tests.
+ * Safety checker for lock and semaphore histories recorded by contention tests.
  *
  * Every hold is the interval during which a client BELIEVED it held a lock
  * (from receiving the grant until it sent its release or its validity ran
  * out). Checks, per (namespace, key):
  *
- * - overlap:         two conflicting holds (anything but read+read) overlap.
+ * - overlap:         two conflicting holds (anything but read+read, and
+ *                    permits, which over_limit judges) overlap.
+ * - over_limit:      a semaphore's holds ('permit') within their validity
+ *                    take more permits at some instant than its limit.
  * - duplicate_fence: two holds carry the same fence.
  * - fence_order:     a hold that certainly came after another carries a
  *                    lower fence. "Certainly after" is decided by two rules
@@ -16,14 +19,17 @@
  * key, whatever its mode.
  */
 
-export type HoldMode = 'exclusive' | 'read' | 'write'
+export type HoldMode = 'exclusive' | 'read' | 'write' | 'permit'
 
 export interface Hold {
   /** Lock key; holds on different keys never conflict. */
   key: string
-  /** E.g. 'locks' | 'rwlocks' (default 'locks'); different namespaces never conflict. */
+  /** E.g. 'locks' | 'rwlocks' | 'semaphores' (default 'locks'); different namespaces never conflict. */
   namespace?: string
   mode: HoldMode
+  /** mode 'permit': the permits the hold takes, and the semaphore's limit it was granted under. */
+  permits?: number
+  limit?: number
   /** Who held it (for messages). */
   client: string
   fence: number
@@ -39,7 +45,7 @@ export interface Hold {
 }
 
 export interface Violation {
-  kind: 'overlap' | 'fence_order' | 'duplicate_fence' | 'bad_interval'
+  kind: 'overlap' | 'over_limit' | 'fence_order' | 'duplicate_fence' | 'bad_interval'
   a: Hold
   b?: Hold
   message: string
@@ -49,6 +55,8 @@ export interface GrantTimings {
   key: string
   namespace?: string
   mode: HoldMode
+  permits?: number
+  limit?: number
   client: string
   fence: number
   requestStartedAt: number
@@ -80,6 +88,7 @@ export class History {
       key: args.key,
       namespace: args.namespace,
       mode: args.mode,
+      ...(args.mode === 'permit' ? { permits: args.permits, limit: args.limit } : {}),
       client: args.client,
       fence: args.fence,
       start: args.responseAt,
@@ -90,6 +99,25 @@ export class History {
 
   get size(): number {
     return this.#holds.length
+  }
+
+  /**
+   * Per semaphore (namespace/key): the most permits its holds took at once within their validity,
+   * and the limit they were granted under (the smallest, should they differ). Empty without 'permit'
+   * holds.
+   */
+  permitPeaks(): Map<string, { holds: number; maxInUse: number; limit: number }> {
+    const peaks = new Map<string, { holds: number; maxInUse: number; limit: number }>()
+    for (const [id, group] of groupByKey(this.#holds)) {
+      const permitHolds = group.filter((h) => h.mode === 'permit' && intervalProblem(h) === undefined)
+      if (permitHolds.length === 0) continue
+      let maxInUse = 0
+      sweepPermits(permitHolds, (inUse) => {
+        maxInUse = Math.max(maxInUse, inUse)
+      })
+      peaks.set(id.replace('\u0000', '/'), { holds: permitHolds.length, maxInUse, limit: Math.min(...permitHolds.map((h) => h.limit as number)) })
+    }
+    return peaks
   }
 
   /** All violations (empty = safe). */
@@ -104,6 +132,7 @@ export class History {
       }
       checkDuplicateFences(valid, violations)
       checkOverlaps(valid, violations)
+      checkPermits(valid, violations)
       checkFenceOrder(valid, violations)
     }
     return violations
@@ -116,6 +145,7 @@ export class History {
     }
     const violations = this.check()
     let message = `${label}: ${this.size} holds checked, ${violations.length} violations`
+    for (const [id, peak] of this.permitPeaks()) message += `; ${id}: at most ${peak.maxInUse} of ${peak.limit} permits in use at once`
     if (violations.length > 0) {
       const shown = violations.slice(0, MAX_REPORTED).map((v) => `  - [${v.kind}] ${v.message}`)
       const more = violations.length > MAX_REPORTED ? [`  ... and ${violations.length - MAX_REPORTED} more`] : []
@@ -143,6 +173,10 @@ function intervalProblem(h: StoredHold): string | undefined {
     if (!Number.isFinite(h.requestStartedAt)) return 'requestStartedAt is not a finite number'
     if (h.requestStartedAt > h.start) return 'the grant response arrived before the request was sent'
   }
+  if (h.mode === 'permit') {
+    if (!Number.isInteger(h.permits) || !Number.isInteger(h.limit) || (h.permits as number) < 1) return 'permits and limit must be whole numbers, permits at least 1'
+    if ((h.permits as number) > (h.limit as number)) return `${h.permits} permits of a semaphore of limit ${h.limit}`
+  }
   return undefined
 }
 
@@ -151,7 +185,12 @@ function isEmpty(h: Hold): boolean {
   return h.end <= h.start
 }
 
+/**
+ * Whether two holds may not overlap at all. Holds of permits are judged together (checkPermits), not
+ * pairwise: two of them never conflict as such.
+ */
 function conflicts(a: Hold, b: Hold): boolean {
+  if (a.mode === 'permit' || b.mode === 'permit') return false
   return a.mode !== 'read' || b.mode !== 'read'
 }
 
@@ -179,7 +218,7 @@ function checkDuplicateFences(group: StoredHold[], out: Violation[]): void {
  * the hold it overlaps most to its left.
  */
 function checkOverlaps(group: StoredHold[], out: Violation[]): void {
-  const holds = group.filter((h) => !isEmpty(h)).sort(byStart)
+  const holds = group.filter((h) => !isEmpty(h) && h.mode !== 'permit').sort(byStart)
   let furthestAny: StoredHold | undefined
   let furthestWrite: StoredHold | undefined
   for (const b of holds) {
@@ -197,6 +236,54 @@ function checkOverlaps(group: StoredHold[], out: Violation[]): void {
     if (!furthestAny || b.end > furthestAny.end) furthestAny = b
     if (b.mode !== 'read' && (!furthestWrite || b.end > furthestWrite.end)) furthestWrite = b
   }
+}
+
+/**
+ * Calls `visit(inUse, hold)` at each start of a non-empty hold of permits, with the permits that
+ * holds take at that instant (this one included). Holds are half-open [start, end): one ending where
+ * another starts does not overlap it.
+ */
+function sweepPermits(group: readonly StoredHold[], visit: (inUse: number, started: StoredHold, live: ReadonlySet<StoredHold>) => void): void {
+  const events: { at: number; hold: StoredHold; starts: boolean }[] = []
+  for (const h of group) {
+    if (h.mode !== 'permit' || isEmpty(h)) continue
+    events.push({ at: h.start, hold: h, starts: true }, { at: h.end, hold: h, starts: false })
+  }
+  // By time; at the same instant, ends before starts.
+  events.sort((x, y) => x.at - y.at || Number(x.starts) - Number(y.starts))
+  const live = new Set<StoredHold>()
+  let inUse = 0
+  for (const e of events) {
+    if (e.starts) {
+      live.add(e.hold)
+      inUse += e.hold.permits as number
+      visit(inUse, e.hold, live)
+    } else {
+      live.delete(e.hold)
+      inUse -= e.hold.permits as number
+    }
+  }
+}
+
+/**
+ * At every instant, the permits of a semaphore's holds within their validity are at most its limit
+ * (the smallest limit among the live holds, should they differ). Reported at the start of the hold
+ * that went over, naming the holds live then.
+ */
+function checkPermits(group: StoredHold[], out: Violation[]): void {
+  sweepPermits(group, (inUse, b, live) => {
+    const limit = Math.min(...[...live].map((h) => h.limit as number))
+    if (inUse <= limit) return
+    const others = [...live].filter((h) => h !== b)
+    out.push({
+      kind: 'over_limit',
+      a: others[0] ?? b,
+      b,
+      message:
+        `over limit on ${where(b)}: ${inUse} permits in use (limit ${limit}) once ${describe(b)} started, ` +
+        `with ${others.map(describe).join(', ')}`,
+    })
+  })
 }
 
 /**
@@ -274,7 +361,8 @@ function where(h: StoredHold): string {
 function describe(h: Hold): string {
   const requested = h.requestStartedAt === undefined ? '' : `, requested ${ms(h.requestStartedAt)}`
   const empty = isEmpty(h) ? ' (empty)' : ''
-  return `${h.client} (${h.mode}, fence ${h.fence}, held ${ms(h.start)}..${ms(h.end)} ms${empty}${requested})`
+  const mode = h.mode === 'permit' ? `${h.permits} of ${h.limit} permits` : h.mode
+  return `${h.client} (${mode}, fence ${h.fence}, held ${ms(h.start)}..${ms(h.end)} ms${empty}${requested})`
 }
 
 function ms(n: number): string {
