@@ -8,6 +8,7 @@ import { fail } from './errors.js'
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/errors.js'
 import { installAuth } from './http/auth.js'
 import { lockRoutes, rwlockRoutes } from './http/locks.js'
+import { semaphoreRoutes } from './http/semaphores.js'
 import { opsRoutes } from './http/ops.js'
 import { LockEngine } from './locks/engine.js'
 import { WAITER_LEASE_MS, WaitRoom, wakePrefix } from './locks/waiting.js'
@@ -147,6 +148,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
         tags: [
           { name: 'locks', description: 'Exclusive locks' },
           { name: 'rwlocks', description: 'Read-write locks: shared readers, exclusive writers, no writer starvation' },
+          { name: 'semaphores', description: 'Semaphores: at most `limit` permits held at once, each hold with its own lease, fence and place in line' },
           { name: 'operations', description: 'Health, readiness, metrics, this contract' },
         ],
         components: {
@@ -170,6 +172,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const holdOptions = { config, engine, observed: new Observed(metrics) }
   await app.register(lockRoutes, holdOptions)
   await app.register(rwlockRoutes, holdOptions)
+  await app.register(semaphoreRoutes, holdOptions)
   await app.register(opsRoutes, { quorum, metrics, openapiPath })
   await app.after()
   zeroSeries(metrics, quorum.size, documented)

@@ -54,6 +54,7 @@ export const envSchema = z.object({
   MAX_WAIT_MS: integer('MAX_WAIT_MS', 60_000, 0, 3_600_000),
   MAX_WAITERS: integer('MAX_WAITERS', 10_000, 1, 1_000_000),
   MAX_READERS: integer('MAX_READERS', 1_000, 1, 100_000),
+  MAX_SEMAPHORE_LIMIT: integer('MAX_SEMAPHORE_LIMIT', 10_000, 1, 1_000_000),
   NODE_TIMEOUT_MS: integer('NODE_TIMEOUT_MS', 500, 10, 60_000),
   DRIFT_FACTOR: z
     .string()
@@ -137,6 +138,8 @@ export interface Config {
   readonly maxWaitMs: number
   readonly maxWaiters: number
   readonly maxReaders: number
+  /** The largest limit a semaphore may have (its holds are bounded by it, as a lock's by maxReaders). */
+  readonly maxSemaphoreLimit: number
   readonly nodeTimeoutMs: number
   readonly driftFactor: number
   readonly logLevel: string
@@ -191,6 +194,7 @@ function toConfig(e: Env, auth: Config['auth']): Config {
     maxWaitMs: e.MAX_WAIT_MS,
     maxWaiters: e.MAX_WAITERS,
     maxReaders: e.MAX_READERS,
+    maxSemaphoreLimit: e.MAX_SEMAPHORE_LIMIT,
     nodeTimeoutMs: e.NODE_TIMEOUT_MS,
     driftFactor: e.DRIFT_FACTOR,
     logLevel: e.LOG_LEVEL,

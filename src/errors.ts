@@ -13,6 +13,8 @@ export const errorStatus = {
   lock_held: 409,
   not_owner: 409,
   upgrade_not_supported: 409,
+  limit_mismatch: 409,
+  permits_mismatch: 409,
   payload_too_large: 413,
   uri_too_long: 414,
   unsupported_media_type: 415,
@@ -70,6 +72,9 @@ export const RETRY_AFTER_MS = {
 
 type Issues = { path: string; message: string }[]
 
+/** What a request is about, for messages: a lock (of /locks or /rwlocks) or a semaphore. */
+export type Kind = 'lock' | 'semaphore'
+
 /** Every ServiceError the service raises is built here, so codes, messages and hints stay consistent. */
 export const fail = {
   invalid: (message: string, issues?: Issues) => new ServiceError('invalid_request', message, issues ? { issues } : {}),
@@ -77,8 +82,21 @@ export const fail = {
   forbidden: (message: string, details: Record<string, unknown> = {}) => new ServiceError('forbidden', message, details),
   /** Nothing held where the caller expected a hold. */
   notFound: (key: string, message: string) => new ServiceError('lock_not_found', message, { key }),
-  notOwner: (key: string) => new ServiceError('not_owner', `lock "${key}" is held under another token`, { key }),
-  held: (key: string, retryAfterMs: number) => new ServiceError('lock_held', `lock "${key}" is held by another owner`, { key, retryAfterMs }, retryAfterMs),
+  notOwner: (key: string, kind: Kind = 'lock') =>
+    new ServiceError('not_owner', kind === 'lock' ? `lock "${key}" is held under another token` : `semaphore "${key}" is held, but not by this token`, { key }),
+  held: (key: string, retryAfterMs: number, kind: Kind = 'lock') =>
+    new ServiceError(
+      'lock_held',
+      kind === 'lock' ? `lock "${key}" is held by another owner` : `semaphore "${key}" has too few free permits for this request, or others wait ahead of it`,
+      { key, retryAfterMs },
+      retryAfterMs,
+    ),
+  /** A semaphore's limit is fixed while anyone holds or waits: `limit` is the one it has. */
+  limitMismatch: (key: string, limit: number) =>
+    new ServiceError('limit_mismatch', `semaphore "${key}" has limit ${limit} while anyone holds or waits; ask with that limit`, { key, limit }),
+  /** A holder's re-acquire names other permits than its hold has. */
+  permitsMismatch: (key: string, permits: number) =>
+    new ServiceError('permits_mismatch', `this token holds ${permits} permits of semaphore "${key}"; a re-acquire asks for the same number`, { key, permits }),
   upgradeNotSupported: (key: string) =>
     new ServiceError(
       'upgrade_not_supported',

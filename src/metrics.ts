@@ -128,7 +128,7 @@ export function createMetrics() {
 
 export type Metrics = ReturnType<typeof createMetrics>
 
-export const lockModes = ['exclusive', 'read', 'write'] as const
+export const lockModes = ['exclusive', 'read', 'write', 'permit'] as const
 export const acquireOutcomes = ['granted', 'held', 'error'] as const
 export const renewOutcomes = ['renewed', 'not_found', 'not_owner', 'error'] as const
 export const releaseOutcomes = ['released', 'decremented', 'not_found', 'not_owner', 'error'] as const

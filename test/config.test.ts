@@ -41,7 +41,7 @@ function expectProblems(t: Asserts, env: Record<string, string | undefined>, nam
 t.test('configEnvNames lists exactly the documented variables', async (t) => {
   t.same(
     [...configEnvNames].sort(),
-    ['AUTH_FILE', 'DEFAULT_TTL_MS', 'DRIFT_FACTOR', 'HOST', 'KEY_PREFIX', 'LOG_LEVEL', 'MAX_READERS', 'MAX_TTL_MS', 'MAX_WAITERS', 'MAX_WAIT_MS', 'NODE_TIMEOUT_MS', 'PORT', 'PROTECT_METRICS', 'REDIS_URL', 'REDIS_URLS'],
+    ['AUTH_FILE', 'DEFAULT_TTL_MS', 'DRIFT_FACTOR', 'HOST', 'KEY_PREFIX', 'LOG_LEVEL', 'MAX_READERS', 'MAX_SEMAPHORE_LIMIT', 'MAX_TTL_MS', 'MAX_WAITERS', 'MAX_WAIT_MS', 'NODE_TIMEOUT_MS', 'PORT', 'PROTECT_METRICS', 'REDIS_URL', 'REDIS_URLS'],
   )
   t.ok(Object.isFrozen(configEnvNames))
 })
@@ -57,6 +57,7 @@ t.test('defaults', async (t) => {
     maxWaitMs: 60_000,
     maxWaiters: 10_000,
     maxReaders: 1_000,
+    maxSemaphoreLimit: 10_000,
     nodeTimeoutMs: 500,
     driftFactor: 0.01,
     logLevel: 'info',
@@ -81,6 +82,7 @@ t.test('every variable is parsed', async (t) => {
     MAX_WAIT_MS: '120000',
     MAX_WAITERS: '50',
     MAX_READERS: '64',
+    MAX_SEMAPHORE_LIMIT: '500',
     NODE_TIMEOUT_MS: '250',
     DRIFT_FACTOR: '0.02',
     LOG_LEVEL: 'debug',
@@ -95,6 +97,7 @@ t.test('every variable is parsed', async (t) => {
     maxWaitMs: 120_000,
     maxWaiters: 50,
     maxReaders: 64,
+    maxSemaphoreLimit: 500,
     nodeTimeoutMs: 250,
     driftFactor: 0.02,
     logLevel: 'debug',
@@ -110,6 +113,8 @@ t.test('bounds that are allowed', async (t) => {
   t.equal(loadConfig({ PORT: '65535' }).port, 65535)
   t.equal(loadConfig({ MAX_WAIT_MS: '0' }).maxWaitMs, 0, 'MAX_WAIT_MS 0: never wait')
   t.equal(loadConfig({ DRIFT_FACTOR: '0' }).driftFactor, 0)
+  t.equal(loadConfig({ MAX_SEMAPHORE_LIMIT: '1' }).maxSemaphoreLimit, 1, 'MAX_SEMAPHORE_LIMIT 1: semaphores of one permit')
+  t.equal(loadConfig({ MAX_SEMAPHORE_LIMIT: '1000000' }).maxSemaphoreLimit, 1_000_000)
   t.equal(loadConfig({ DRIFT_FACTOR: '0.5' }).driftFactor, 0.5)
   t.equal(loadConfig({ KEY_PREFIX: '' }).keyPrefix, 'lock-service:', 'an empty KEY_PREFIX is unset: the default')
   const same = loadConfig({ DEFAULT_TTL_MS: '1000', MAX_TTL_MS: '1000' })
@@ -164,6 +169,10 @@ t.test('each bad value gives one line naming its variable', async (t) => {
     ['MAX_WAIT_MS', '-1'],
     ['MAX_WAIT_MS', '1.5'],
     ['MAX_WAITERS', '0'],
+    ['MAX_SEMAPHORE_LIMIT', '0'],
+    ['MAX_SEMAPHORE_LIMIT', '1000001'],
+    ['MAX_SEMAPHORE_LIMIT', 'many'],
+    ['MAX_SEMAPHORE_LIMIT', '2.5'],
     ['NODE_TIMEOUT_MS', '5'],
     ['NODE_TIMEOUT_MS', 'fast'],
     ['DRIFT_FACTOR', 'abc'],

@@ -1,6 +1,6 @@
 /** What the service answers, as types every client of it (lockctl included) can import. */
 
-export type HoldMode = 'exclusive' | 'read' | 'write'
+export type HoldMode = 'exclusive' | 'read' | 'write' | 'permit'
 
 /** A grant: 201 for a new hold, 200 for a re-acquire, and the answer of a renew. */
 export interface GrantBody {
@@ -16,6 +16,15 @@ export interface GrantBody {
   /** ISO 8601 time at which Redis drops the hold (grant time + ttlMs). */
   expiresAt: string
   holdCount: number
+}
+
+/** A semaphore's grant: also its permits and the semaphore's limit. */
+export interface PermitGrantBody extends GrantBody {
+  mode: 'permit'
+  /** The permits this hold takes. */
+  permits: number
+  /** The semaphore's limit (fixed while anyone holds or waits). */
+  limit: number
 }
 
 export interface ReleaseBody {

@@ -1,11 +1,23 @@
 import type { ServerResponse } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
+import type { z } from 'zod'
 import type { Config } from '../config.js'
 import type { LockEngine } from '../locks/engine.js'
 import type { Observed } from '../locks/observe.js'
-import { ClientGone, type Grant, type LockMode } from '../locks/types.js'
-import { acquireSchemas, errorResponses, grantSchema, keyParams, releaseResultSchema, releaseSchemas, renewSchemas, tokenHeaders } from './schemas.js'
+import { ClientGone, type Grant, type LockMode, type Permits } from '../locks/types.js'
+import {
+  acquireSchemas,
+  errorResponses,
+  grantSchema,
+  keyParams,
+  permitGrantSchema,
+  releaseResultSchema,
+  releaseSchemas,
+  renewSchemas,
+  semaphoreAcquireSchemas,
+  tokenHeaders,
+} from './schemas.js'
 import { newToken, oneOf, requireToken } from './tokens.js'
 import { authorizeAdmin, authorizeKey } from './auth.js'
 import { fail } from '../errors.js'
@@ -28,21 +40,44 @@ function clientGone(response: ServerResponse): ClientGone {
 /** The wire shape of a grant: the engine's Grant less its internal flags. */
 function grantBody(grant: Grant) {
   const { regranted: _regranted, ...body } = grant
-  return body
+  // A semaphore's grant carries its permits and limit (grantOf sets both for mode 'permit').
+  return body as z.output<typeof grantSchema> | z.output<typeof permitGrantSchema>
+}
+
+/**
+ * A semaphore's limit and the permits asked for, each given as a query parameter or a body field
+ * (both already validated by the route's schemas; given both ways, they must agree).
+ */
+function permitsOf(query: object, body: object): Permits {
+  const asked = [query, body] as { limit?: number; permits?: number }[]
+  const limit = oneOf('limit', ...asked.map((a) => a.limit))
+  if (limit === undefined) {
+    throw fail.invalid("a semaphore's limit is required: ?limit=N or a limit field (1 … MAX_SEMAPHORE_LIMIT)", [{ path: 'limit', message: 'required' }])
+  }
+  const permits = oneOf('permits', ...asked.map((a) => a.permits)) ?? 1
+  if (permits > limit) {
+    throw fail.invalid(`permits (${permits}) must not exceed the limit (${limit})`, [{ path: 'permits', message: `at most the limit, ${limit}` }])
+  }
+  return { permits, limit }
 }
 
 /**
  * Acquire (POST path), renew (PUT path/renew) and release (DELETE path) of one kind of hold:
- * `/locks/:key` (exclusive), `/rwlocks/:key/read`, `/rwlocks/:key/write`. Same bodies, query
- * parameters, token rules and status codes for all three.
+ * `/locks/:key` (exclusive), `/rwlocks/:key/read`, `/rwlocks/:key/write`, `/semaphores/:key`
+ * (permits). Same bodies, query parameters, token rules and status codes for all four; a
+ * semaphore's acquire also takes its limit and the permits asked for.
  */
 export function registerHoldRoutes(fastify: FastifyInstance, { config, engine, observed }: HoldRoutesOptions, path: string, mode: LockMode, tag: string): void {
   const app = fastify.withTypeProvider<ZodTypeProvider>()
-  const acquire = acquireSchemas(config)
+  const semaphore = mode === 'permit'
+  const acquire = semaphore ? semaphoreAcquireSchemas(config) : acquireSchemas(config)
+  const grant = semaphore ? permitGrantSchema : grantSchema
   const renew = renewSchemas(config)
-  const what = mode === 'exclusive' ? 'an exclusive lock' : `a ${mode} hold`
-  // Stable operation ids for client generators: acquireLock, renewReadHold, releaseWriteHold, …
-  const noun = { exclusive: 'Lock', read: 'ReadHold', write: 'WriteHold' }[mode]
+  const what = { exclusive: 'an exclusive lock', read: 'a read hold', write: 'a write hold', permit: "a semaphore's permits" }[mode]
+  // Stable operation ids for client generators: acquireLock, renewReadHold, releaseWriteHold, acquirePermit, …
+  const noun = { exclusive: 'Lock', read: 'ReadHold', write: 'WriteHold', permit: 'Permit' }[mode]
+  // Force-releasing a hold that is one of several (a read hold, a semaphore's) names it by its fence.
+  const byFence = mode === 'read' || semaphore
 
   app.post(path, {
     schema: {
@@ -54,8 +89,8 @@ export function registerHoldRoutes(fastify: FastifyInstance, { config, engine, o
       headers: tokenHeaders,
       body: acquire.body,
       response: {
-        201: grantSchema.describe('Granted: a new hold'),
-        200: grantSchema.describe('Re-granted to the token that already held it'),
+        201: grant.describe('Granted: a new hold'),
+        200: grant.describe('Re-granted to the token that already held it'),
         ...errorResponses([400, 401, 403, 409, 413, 415, 429, 503]),
       },
     },
@@ -65,10 +100,21 @@ export function registerHoldRoutes(fastify: FastifyInstance, { config, engine, o
       const askedTtl = oneOf('ttl', request.query.ttl, body.ttlMs)
       const token = oneOf('token', request.headers['lock-token'], body.token) ?? newToken()
       const waitMs = oneOf('wait', request.query.wait, body.waitMs) ?? 0
-      const grant = await observed.acquire(mode, () =>
-        engine.acquire({ mode, key: request.params.key, token, ttlMs: askedTtl ?? config.defaultTtlMs, keepTtl: askedTtl === undefined, reentrant: body.reentrant ?? false, waitMs, clientGone: waitMs > 0 ? clientGone(reply.raw) : undefined }),
+      const permits = semaphore ? permitsOf(request.query, body) : undefined
+      const granted = await observed.acquire(mode, () =>
+        engine.acquire({
+          mode,
+          key: request.params.key,
+          token,
+          ttlMs: askedTtl ?? config.defaultTtlMs,
+          keepTtl: askedTtl === undefined,
+          reentrant: body.reentrant ?? false,
+          ...(permits ? { semaphore: permits } : {}),
+          waitMs,
+          clientGone: waitMs > 0 ? clientGone(reply.raw) : undefined,
+        }),
       )
-      return reply.code(grant.regranted ? 200 : 201).send(grantBody(grant))
+      return reply.code(granted.regranted ? 200 : 201).send(grantBody(granted))
     },
   })
 
@@ -81,7 +127,7 @@ export function registerHoldRoutes(fastify: FastifyInstance, { config, engine, o
       querystring: renew.querystring,
       headers: tokenHeaders,
       body: renew.body,
-      response: { 200: grantSchema.describe('Renewed'), ...errorResponses([400, 401, 403, 404, 409, 413, 415, 503]) },
+      response: { 200: grant.describe('Renewed'), ...errorResponses([400, 401, 403, 404, 409, 413, 415, 503]) },
     },
     handler: async (request, reply) => {
       authorizeKey(request, request.params.key)
@@ -109,8 +155,8 @@ export function registerHoldRoutes(fastify: FastifyInstance, { config, engine, o
       authorizeKey(request, key)
       const { force, fence } = request.query
       if (force) {
-        if (mode === 'read' && fence === undefined) {
-          throw fail.invalid('force-releasing a read hold needs the fence of that hold: ?force=true&fence=N', [{ path: 'querystring.fence', message: 'required with force' }])
+        if (byFence && fence === undefined) {
+          throw fail.invalid(`force-releasing ${what} needs the fence of that hold: ?force=true&fence=N`, [{ path: 'querystring.fence', message: 'required with force' }])
         }
         authorizeAdmin(request, 'force-release', { key, mode, fence })
         return observed.release(mode, () => engine.forceRelease(mode, key, fence))

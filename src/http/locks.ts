@@ -54,7 +54,7 @@ function rwView(key: string, state: LockState) {
     key,
     writer: state.writer ? { fence: state.writer.fence, remainingMs: state.writer.remainingMs } : null,
     readers: state.readers,
-    ...(state.readerHolds ? { readerHolds: state.readerHolds } : {}),
+    ...(state.readerHolds ? { readerHolds: state.readerHolds.map(({ permits: _permits, ...hold }) => hold) } : {}),
     writerWaiting: state.writerWaiting,
     waiters: state.waiters,
   }

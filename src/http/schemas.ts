@@ -3,7 +3,7 @@ import { errorStatus } from '../errors.js'
 import { parseDuration } from '../contract/duration.js'
 import { keyPrefixRule, lockKeyRule, tokenRule } from '../contract/patterns.js'
 import { wholeNumber } from '../contract/whole-number.js'
-import type { GrantBody, ReleaseBody } from '../contract/wire.js'
+import type { GrantBody, PermitGrantBody, ReleaseBody } from '../contract/wire.js'
 import { nodeFailureReasons } from '../redis/health.js'
 
 /**
@@ -14,6 +14,7 @@ import { nodeFailureReasons } from '../redis/health.js'
 export interface Limits {
   maxTtlMs: number
   maxWaitMs: number
+  maxSemaphoreLimit: number
 }
 
 export const lockKeySchema = z
@@ -65,34 +66,73 @@ export const tokenHeaders = z.object({
   'lock-token': tokenSchema.optional().describe('Owner token (alternative to the body or query field)'),
 })
 
-export function acquireSchemas(limits: Limits) {
+/** What every acquire takes, as query parameters and as body fields. */
+function acquireFields(limits: Limits) {
   return {
-    querystring: z.strictObject({
+    query: {
       ttl: ttlQuery(limits)
         .optional()
         .describe('Lease length (as ttlMs): 1500, 1500ms, 1.5s, 2m, 1h. Default: DEFAULT_TTL_MS for a new hold; a re-acquire by the holder keeps its latest TTL'),
       wait: waitQuery(limits).optional(),
+    },
+    body: {
+      ttlMs: ttlMsSchema(limits)
+        .optional()
+        .describe(
+          `Lease length in ms, 100 … MAX_TTL_MS (${limits.maxTtlMs}). Default: DEFAULT_TTL_MS for a new hold; ` +
+            'a re-acquire by the holder without it keeps the TTL of its latest grant or renew (as renew does)',
+        ),
+      waitMs: z
+        .number()
+        .int('waitMs must be a whole number of milliseconds')
+        .min(0, 'waitMs must be at least 0')
+        .max(limits.maxWaitMs, `waitMs must be at most ${limits.maxWaitMs} (MAX_WAIT_MS)`)
+        .optional()
+        .describe(`How long to wait in line when the lock is held, ms (0: try once; at most MAX_WAIT_MS, ${limits.maxWaitMs})`),
+      token: tokenSchema.optional().describe('Caller-chosen owner token; the server makes a 128-bit random one when absent'),
+      reentrant: z.boolean().optional().describe('When this token already holds the lock: count +1 instead of an idempotent re-grant'),
+    },
+  }
+}
+
+export function acquireSchemas(limits: Limits) {
+  const fields = acquireFields(limits)
+  return {
+    querystring: z.strictObject(fields.query),
+    body: optionalBody(z.strictObject(fields.body).describe('Every field optional; an empty body means all defaults')),
+  }
+}
+
+const permitCount = (name: string, what: string, limits: Limits) =>
+  z
+    .number({ error: `${name} must be a whole number` })
+    .int(`${name} must be a whole number`)
+    .min(1, `${name} must be at least 1`)
+    .max(limits.maxSemaphoreLimit, `${name} must be at most ${limits.maxSemaphoreLimit} (MAX_SEMAPHORE_LIMIT)`)
+    .describe(`${what}. 1 … MAX_SEMAPHORE_LIMIT (${limits.maxSemaphoreLimit})`)
+
+const semaphoreLimitText =
+  "The semaphore's limit: how many permits its holds may take in all. Required (as ?limit= or the body's limit); fixed while anyone holds or waits (another value: 409 limit_mismatch)"
+const permitsText = 'Permits this hold takes (a weighted hold): default 1, at most the limit; a re-acquire by the holder asks for the same number'
+
+/** A semaphore's acquire: a lock's fields, plus its limit and the permits asked for. */
+export function semaphoreAcquireSchemas(limits: Limits) {
+  const fields = acquireFields(limits)
+  const max = limits.maxSemaphoreLimit
+  return {
+    querystring: z.strictObject({
+      ...fields.query,
+      limit: wholeNumber('limit', 1, max).optional().describe(`${semaphoreLimitText}. 1 … MAX_SEMAPHORE_LIMIT (${max})`),
+      permits: wholeNumber('permits', 1, max).optional().describe(`${permitsText}. 1 … MAX_SEMAPHORE_LIMIT (${max})`),
     }),
     body: optionalBody(
       z
         .strictObject({
-          ttlMs: ttlMsSchema(limits)
-            .optional()
-            .describe(
-              `Lease length in ms, 100 … MAX_TTL_MS (${limits.maxTtlMs}). Default: DEFAULT_TTL_MS for a new hold; ` +
-                'a re-acquire by the holder without it keeps the TTL of its latest grant or renew (as renew does)',
-            ),
-          waitMs: z
-            .number()
-            .int('waitMs must be a whole number of milliseconds')
-            .min(0, 'waitMs must be at least 0')
-            .max(limits.maxWaitMs, `waitMs must be at most ${limits.maxWaitMs} (MAX_WAIT_MS)`)
-            .optional()
-            .describe(`How long to wait in line when the lock is held, ms (0: try once; at most MAX_WAIT_MS, ${limits.maxWaitMs})`),
-          token: tokenSchema.optional().describe('Caller-chosen owner token; the server makes a 128-bit random one when absent'),
-          reentrant: z.boolean().optional().describe('When this token already holds the lock: count +1 instead of an idempotent re-grant'),
+          ...fields.body,
+          limit: permitCount('limit', semaphoreLimitText, limits).optional(),
+          permits: permitCount('permits', permitsText, limits).optional(),
         })
-        .describe('Every field optional; an empty body means all defaults'),
+        .describe('limit is required (here or as ?limit=); every other field optional'),
     ),
   }
 }
@@ -117,7 +157,7 @@ export const releaseSchemas = {
   querystring: z.strictObject({
     token: tokenSchema.optional(),
     force: flag.optional().describe('Admin: drop the hold whoever holds it (no token needed)'),
-    fence: wholeNumber('fence', 1, Number.MAX_SAFE_INTEGER).optional().describe('With force on a read hold: the fence of the read hold to drop'),
+    fence: wholeNumber('fence', 1, Number.MAX_SAFE_INTEGER).optional().describe('With force on a read hold or a semaphore: the fence of the hold to drop'),
   }),
   body: optionalBody(z.strictObject({ token: tokenSchema.optional() })),
 }
@@ -134,6 +174,14 @@ export const grantSchema = z
     holdCount: z.number().int(),
   })
   .describe('A hold') satisfies z.ZodType<GrantBody>
+
+export const permitGrantSchema = grantSchema
+  .extend({
+    mode: z.enum(['permit']),
+    permits: z.number().int().describe('The permits this hold takes'),
+    limit: z.number().int().describe("The semaphore's limit (fixed while anyone holds or waits)"),
+  })
+  .describe("A semaphore's hold") satisfies z.ZodType<PermitGrantBody>
 
 export const releaseResultSchema = z.object({
   key: z.string(),
@@ -183,6 +231,34 @@ export const rwLockStateSchema = z.object({
     .describe('Admin views only (the listing, and inspect with ?readers=true): each live read hold, by fence; never its token'),
   writerWaiting: z.boolean().describe('A writer is waiting: newly arriving readers queue behind it'),
   waiters: z.number().int(),
+})
+
+export const semaphoreInspectQuery = z.strictObject({
+  holds: flag.optional().describe('Admin: also list each hold (fence, permits, remaining time, count), e.g. to force-release one by fence'),
+})
+
+const semaphoreHoldSchema = z.object({
+  fence: z.number().int().describe('Its fence: what DELETE /semaphores/{key}?force=true&fence= takes'),
+  permits: z.number().int(),
+  remainingMs: z.number().int(),
+  holdCount: z.number().int(),
+})
+
+export const semaphoreStateSchema = z.object({
+  key: z.string(),
+  limit: z.number().int().describe('Fixed while anyone holds or waits'),
+  permitsInUse: z.number().int().describe('Permits the live holds take'),
+  holders: z.number().int().describe('Live holds'),
+  waiters: z.number().int(),
+  holds: z
+    .array(semaphoreHoldSchema)
+    .optional()
+    .describe('Admin views only (the listing, and inspect with ?holds=true): each live hold, by fence; never its token'),
+})
+
+export const semaphoreListSchema = z.object({
+  items: z.array(semaphoreStateSchema),
+  cursor: z.string().nullable(),
 })
 
 export const lockListSchema = z.object({

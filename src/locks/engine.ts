@@ -5,7 +5,7 @@ import type { Config } from '../config.js'
 import type { Quorum, Tally } from '../redis/quorum.js'
 import { Acquired, Refused, Released, Renewed } from '../redis/scripts.js'
 import { lockKeys, type LockKeys, type Namespace } from './keys.js'
-import { storageOf, type AcquireRequest, type Grant, type LockMode, type LockState, type Release, type ReleaseRequest, type RenewRequest } from './types.js'
+import { kindOf, storageOf, type AcquireRequest, type Grant, type HoldKind, type LockMode, type LockState, type Permits, type Release, type ReleaseRequest, type RenewRequest } from './types.js'
 import { validityMs } from './validity.js'
 import { fenceHint } from './fence-hint.js'
 import { listLocks, type LockPage } from './listing.js'
@@ -21,13 +21,14 @@ interface Won {
   votedYes: Set<RedisNode>
   attempt?: string
 }
-type Attempt = ({ granted: true; hold: 'read' | 'write'; attempt: string } & Won) | { granted: false; error: ServiceError; retry: boolean; wakeInMs: number; split: boolean }
+type Attempt = ({ granted: true; hold: HoldKind; attempt: string } & Won) | { granted: false; error: ServiceError; retry: boolean; wakeInMs: number; split: boolean }
 
 
 
 /**
- * The lock engine: exclusive locks and read/write holds on a quorum of Redis masters (one node is
- * simply the quorum of one). Knows nothing of HTTP: answers with values, or throws ServiceError.
+ * The lock engine: exclusive locks, read/write holds and semaphores' permits on a quorum of Redis
+ * masters (one node is simply the quorum of one). Knows nothing of HTTP: answers with values, or
+ * throws ServiceError.
  */
 export class LockEngine {
   constructor(
@@ -37,7 +38,7 @@ export class LockEngine {
     private readonly metrics: Metrics,
   ) {}
 
-  private keys(mode: LockMode, key: string): { keys: LockKeys; hold: 'read' | 'write' } {
+  private keys(mode: LockMode, key: string): { keys: LockKeys; hold: HoldKind } {
     const { namespace, hold } = storageOf(mode)
     return { keys: lockKeys(this.config.keyPrefix, namespace, key), hold }
   }
@@ -153,6 +154,7 @@ export class LockEngine {
     // A waiter carries its lock's keys: computed once per request.
     const { keys, hold } = waiter ? { keys: waiter.keys, hold: storageOf(req.mode).hold } : this.keys(req.mode, req.key)
     const args = [hold, req.token, req.ttlMs, req.reentrant ? 1 : 0, attempt, waiter?.id ?? '', waiter?.place ?? '', fenceHint(), req.keepTtl ? 1 : 0]
+    if (req.semaphore) args.push(req.semaphore.permits, req.semaphore.limit)
     // A waiter notes each node's answer as it comes (also after the vote settled): what dates the
     // hand-offs it may be pushed next.
     const asked = waiter?.asking(started)
@@ -178,7 +180,7 @@ export class LockEngine {
 
     if (yes.length < tally.majority) {
       this.rollback(keys, hold, req.token, attempt, tally)
-      const error = refusal(this.quorum, tally, req.key, this.config)
+      const error = refusal(this.quorum, tally, req.key, kindOf(req.mode), this.config)
       if (error.code !== 'lock_held') return refused(error)
       const held = heldReplies(tally)
       const split = held.length < tally.majority
@@ -225,12 +227,13 @@ export class LockEngine {
       settledByMajority,
     )
     const renewed = replies(tally).filter((r) => r[0] === Renewed.RENEWED)
-    if (renewed.length < tally.majority) throw notHeld(this.quorum, tally, replies(tally), req.key)
+    if (renewed.length < tally.majority) throw notHeld(this.quorum, tally, replies(tally), req.key, kindOf(req.mode))
 
     const ttlMs = consensus(renewed.map((r) => r[3] ?? 0))
     const validity = validityMs(ttlMs, performance.now() - started, this.config.driftFactor)
     if (validity <= 0) throw backendUnavailable(this.quorum, tally, 'validity_expired')
-    return grantOf(req, {
+    const semaphore = req.mode === 'permit' ? { permits: consensus(renewed.map((r) => r[4] ?? 0)), limit: consensus(renewed.map((r) => r[5] ?? 0)) } : undefined
+    return grantOf(semaphore ? { ...req, semaphore } : req, {
       fence: consensus(renewed.map((r) => r[1] ?? 0)),
       ttlMs,
       validityMs: validity,
@@ -251,12 +254,12 @@ export class LockEngine {
     // Release reads every answer, voting or not: removing a hold is safe whoever reports it.
     const all = anyReplies(tally)
     const done = all.filter((r) => (r[0] ?? 0) > 0)
-    if (done.length < tally.majority) throw notHeld(this.quorum, tally, all, req.key)
+    if (done.length < tally.majority) throw notHeld(this.quorum, tally, all, req.key, kindOf(req.mode))
     const holdCount = consensus(done.map((r) => (r[0] === Released.RELEASED ? 0 : (r[1] ?? 0))))
     return { key: req.key, released: holdCount === 0, holdCount }
   }
 
-  /** Operators: drop the write hold, or the read hold with `fence`, whoever holds it. */
+  /** Operators: drop the write hold, or the read or semaphore hold with `fence`, whoever holds it. */
   async forceRelease(mode: LockMode, key: string, fence: number | undefined): Promise<Release> {
     const { keys, hold } = this.keys(mode, key)
     const args = [hold, fence ?? 0, fenceHint()]
@@ -267,14 +270,14 @@ export class LockEngine {
     const answered = tally.answers.flatMap((a) => (a.ok ? [a.value] : []))
     if (answered.length < tally.majority) throw backendUnavailable(this.quorum, tally, 'no_majority')
     if (answered.filter((dropped) => dropped === 1).length === 0) {
-      throw fail.notFound(key, `no ${hold === 'write' ? 'write hold' : `read hold with fence ${fence}`} on "${key}"`)
+      throw fail.notFound(key, `no ${hold === 'write' ? 'write hold' : `${hold === 'read' ? 'read hold' : 'hold'} with fence ${fence}`} on ${kindOf(mode)} "${key}"`)
     }
     return { key, released: true, holdCount: 0 }
   }
 
   /** A page of held locks whose key starts with `prefix` (see listing.ts). */
   list(namespace: Namespace, prefix: string, limit: number, cursor: string | undefined): Promise<LockPage> {
-    return listLocks({ quorum: this.quorum, keyPrefix: this.config.keyPrefix, inspect: (key) => this.inspect(namespace, key, namespace === 'rw') }, namespace, prefix, limit, cursor)
+    return listLocks({ quorum: this.quorum, keyPrefix: this.config.keyPrefix, inspect: (key) => this.inspect(namespace, key, namespace !== 'lock') }, namespace, prefix, limit, cursor)
   }
 
   /** The state a majority agrees on. A hold counts while a majority of its copies is live. */
@@ -300,6 +303,8 @@ export class LockEngine {
       readers: byMajority(all.map((r) => r[3] ?? 0)),
       waiters: Math.max(0, ...all.map((r) => r[4] ?? 0)),
       writerWaiting: all.some((r) => (r[5] ?? 0) > 0),
+      limit: consensus(all.flatMap((r) => ((r[6] ?? 0) > 0 ? [r[6] ?? 0] : []))),
+      permitsInUse: byMajority(all.map((r) => r[7] ?? 0)),
       ...(withReaders ? { readerHolds: readerHolds(all, tally.majority) } : {}),
     }
   }
@@ -329,7 +334,7 @@ export class LockEngine {
 
 /** The answer for one hold of `req`'s token; it expires `ttlMs` after `since` (wall clock, ms). */
 function grantOf(
-  req: { key: string; mode: LockMode; token: string },
+  req: { key: string; mode: LockMode; token: string; semaphore?: Permits },
   hold: { fence: number; ttlMs: number; validityMs: number; since: number; holdCount: number; regranted: boolean },
 ): Grant {
   return {
@@ -341,6 +346,7 @@ function grantOf(
     validityMs: hold.validityMs,
     expiresAt: new Date(hold.since + hold.ttlMs).toISOString(),
     holdCount: hold.holdCount,
+    ...(req.semaphore ? { permits: req.semaphore.permits, limit: req.semaphore.limit } : {}),
     regranted: hold.regranted,
   }
 }

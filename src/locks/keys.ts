@@ -1,14 +1,15 @@
 /**
  * Redis key names. Every key of one lock shares the hash tag `{<lock key>}`, so a script's keys always
  * live in one cluster slot. Lock keys cannot contain braces (the HTTP layer refuses them), and the
- * namespace sits outside the tag, so /locks/x and /rwlocks/x never touch the same Redis key.
+ * namespace sits outside the tag, so /locks/x, /rwlocks/x and /semaphores/x never touch the same
+ * Redis key.
  */
-export type Namespace = 'lock' | 'rw'
+export type Namespace = 'lock' | 'rw' | 'sem'
 
 export interface LockKeys {
-  /** hash: the holds (see src/lua/include/holds.lua) */
+  /** hash: the holds (see src/lua/include/holds.lua); a semaphore's permits in use and limit too */
   holds: string
-  /** zset: reader token → expiry */
+  /** zset: reader (or semaphore holder) token → expiry */
   readers: string
   /** fence counter */
   fence: string

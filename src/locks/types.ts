@@ -1,12 +1,32 @@
+import type { Kind } from '../errors.js'
 import type { Namespace } from './keys.js'
 import type { ReaderHold } from './readers.js'
 
-/** `exclusive`: /locks; `read` / `write`: /rwlocks. */
-export type LockMode = 'exclusive' | 'read' | 'write'
+/** `exclusive`: /locks; `read` / `write`: /rwlocks; `permit`: /semaphores. */
+export type LockMode = 'exclusive' | 'read' | 'write' | 'permit'
 
-/** An exclusive lock is a lock that only ever has a writer, in a namespace of its own. */
-export function storageOf(mode: LockMode): { namespace: Namespace; hold: 'read' | 'write' } {
-  return mode === 'exclusive' ? { namespace: 'lock', hold: 'write' } : { namespace: 'rw', hold: mode }
+/** The kind of hold the scripts keep (their `mode` argument). */
+export type HoldKind = 'read' | 'write' | 'permit'
+
+/**
+ * An exclusive lock is a lock that only ever has a writer, a semaphore one that only ever has
+ * holders of permits (weighted readers, at most its limit in all), each in a namespace of its own.
+ */
+export function storageOf(mode: LockMode): { namespace: Namespace; hold: HoldKind } {
+  if (mode === 'exclusive') return { namespace: 'lock', hold: 'write' }
+  if (mode === 'permit') return { namespace: 'sem', hold: 'permit' }
+  return { namespace: 'rw', hold: mode }
+}
+
+/** How messages name what a request of this mode is about. */
+export function kindOf(mode: LockMode): Kind {
+  return mode === 'permit' ? 'semaphore' : 'lock'
+}
+
+/** A semaphore's acquire: how many permits, of a semaphore with how many. */
+export interface Permits {
+  permits: number
+  limit: number
 }
 
 export interface AcquireRequest {
@@ -17,6 +37,8 @@ export interface AcquireRequest {
   /** The request gave no TTL (ttlMs is the default): a re-grant keeps the hold's latest TTL instead. */
   keepTtl?: boolean
   reentrant: boolean
+  /** mode 'permit' only (required there). */
+  semaphore?: Permits
   /** How long to wait in line when it is held (0 or undefined: try once). */
   waitMs?: number
   /** Told when the client hangs up: the waiter leaves the line at once. */
@@ -68,6 +90,9 @@ export interface Grant {
   validityMs: number
   expiresAt: string
   holdCount: number
+  /** A semaphore's hold: its permits, and the semaphore's limit. */
+  permits?: number
+  limit?: number
   /** true when the token already held the lock (HTTP 200 instead of 201) */
   regranted: boolean
 }
@@ -81,9 +106,13 @@ export interface Release {
 /** What a majority of nodes says about one lock; never a token. */
 export interface LockState {
   writer: { fence: number; remainingMs: number; holdCount: number } | null
+  /** Live read holds; of a semaphore: its live holds. */
   readers: number
   waiters: number
   writerWaiting: boolean
-  /** Admin views only: each live read hold (fence, remaining time, count; never its token). */
+  /** A semaphore's limit (0 for a lock, or when nobody holds or waits) and permits held. */
+  limit: number
+  permitsInUse: number
+  /** Admin views only: each live read or semaphore hold (fence, remaining time, count, permits; never its token). */
   readerHolds?: ReaderHold[]
 }

@@ -1,4 +1,4 @@
-import { fail, RETRY_AFTER_MS, type ServiceError } from '../errors.js'
+import { fail, RETRY_AFTER_MS, type Kind, type ServiceError } from '../errors.js'
 import type { Quorum, Tally } from '../redis/quorum.js'
 import { Refused } from '../redis/scripts.js'
 
@@ -78,11 +78,23 @@ export function settledByMajority(t: Tally<Reply>): boolean {
   return countWhere(t, did) >= t.majority
 }
 
-/** Why an acquire was not granted: a refused mode or limit, a conflicting hold (or split vote), or no majority. */
-export function refusal(quorum: Quorum, tally: Tally<Reply>, key: string, limits: { maxWaiters: number; maxReaders: number }): ServiceError {
+/** The values (second slot) of the counted replies with this code. */
+function valuesOf(tally: Tally<Reply>, code: number): number[] {
+  return replies(tally).flatMap((r) => (r[0] === code ? [r[1] ?? 0] : []))
+}
+
+/**
+ * Why an acquire was not granted: a refused mode, limit or number of permits, a conflicting hold (or
+ * split vote), or no majority.
+ */
+export function refusal(quorum: Quorum, tally: Tally<Reply>, key: string, kind: Kind, limits: { maxWaiters: number; maxReaders: number }): ServiceError {
   if (countWhere(tally, is(Refused.UPGRADE)) >= tally.majority) return fail.upgradeNotSupported(key)
+  const limitsSeen = valuesOf(tally, Refused.LIMIT_MISMATCH)
+  if (limitsSeen.length >= tally.majority) return fail.limitMismatch(key, consensus(limitsSeen))
+  const permitsSeen = valuesOf(tally, Refused.PERMITS_MISMATCH)
+  if (permitsSeen.length >= tally.majority) return fail.permitsMismatch(key, consensus(permitsSeen))
   if (countWhere(tally, is(Refused.TOO_MANY_WAITERS)) >= tally.majority) {
-    return fail.tooManyWaiters(`lock "${key}" already has the most waiters allowed (${limits.maxWaiters}, MAX_WAITERS)`, { key })
+    return fail.tooManyWaiters(`${kind} "${key}" already has the most waiters allowed (${limits.maxWaiters}, MAX_WAITERS)`, { key })
   }
   if (countWhere(tally, is(Refused.TOO_MANY_READERS)) >= tally.majority) return fail.tooManyReaders(key, limits.maxReaders)
   const held = heldReplies(tally)
@@ -90,7 +102,7 @@ export function refusal(quorum: Quorum, tally: Tally<Reply>, key: string, limits
   // When a majority of the held copies will have lapsed: the earliest the lock can be free.
   const remaining = held.map((r) => r[1] ?? 0).sort((a, b) => a - b)
   const retryAfterMs = Math.max(1, remaining[Math.min(remaining.length, Math.floor(remaining.length / 2) + 1) - 1] ?? RETRY_AFTER_MS.held)
-  return fail.held(key, retryAfterMs)
+  return fail.held(key, retryAfterMs, kind)
 }
 
 /** Counted "held by another" answers: [code, remaining ms, ms until the line's head lapses, Redis µs]. */
@@ -99,14 +111,14 @@ export function heldReplies(tally: Tally<Reply>): Reply[] {
 }
 
 /** Why a renew or release found no majority of holds (`answers`: those it counts): someone else's, gone, or undecidable. */
-export function notHeld(quorum: Quorum, tally: Tally<Reply>, answers: readonly Reply[], key: string): ServiceError {
+export function notHeld(quorum: Quorum, tally: Tally<Reply>, answers: readonly Reply[], key: string, kind: Kind): ServiceError {
   const notOwner = answers.filter((r) => r[0] === Refused.NOT_OWNER).length
   const notFound = answers.filter((r) => r[0] === Refused.NOT_FOUND).length
   if (notOwner + notFound < tally.majority && tally.size - answers.length > tally.size - tally.majority) {
     return backendUnavailable(quorum, tally, 'no_majority')
   }
-  if (notOwner > notFound) return fail.notOwner(key)
-  return fail.notFound(key, `lock "${key}" is not held by this token (it expired or was released)`)
+  if (notOwner > notFound) return fail.notOwner(key, kind)
+  return fail.notFound(key, `${kind} "${key}" is not held by this token (it expired or was released)`)
 }
 
 export function backendUnavailable(quorum: Quorum, tally: Tally<unknown> | undefined, reason: FailureReason): ServiceError {

@@ -5,7 +5,7 @@ import { fail, type ServiceError } from '../errors.js'
 import type { Metrics } from '../metrics.js'
 import type { Quorum } from '../redis/quorum.js'
 import type { LockKeys } from './keys.js'
-import type { ClientGone } from './types.js'
+import type { ClientGone, HoldKind } from './types.js'
 import { fenceHint } from './fence-hint.js'
 
 /** How long a waiter keeps its place in line without its replica renewing it. */
@@ -233,7 +233,7 @@ export class WaitRoom {
    * Forget a waiter here and take it out of line on the given nodes (all by default). `giveBack`
    * (a waiter that was not granted): also drop a hold a node handed to it, so the lock moves on.
    */
-  leave(waiter: Waiter, onNodes = this.quorum.nodes, giveBack?: { hold: 'read' | 'write'; token: string }): void {
+  leave(waiter: Waiter, onNodes = this.quorum.nodes, giveBack?: { hold: HoldKind; token: string }): void {
     this.waiters.delete(waiter.id)
     const group = this.byLock.get(waiter.keys.holds)
     group?.delete(waiter)

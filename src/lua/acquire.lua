@@ -1,13 +1,14 @@
--- acquire.lua — take a hold (read or write), re-grant it to its current holder, or say why not;
--- a waiting request takes (or keeps) its place in line.
+-- acquire.lua — take a hold (read, write, or a semaphore's permits), re-grant it to its current
+-- holder, or say why not; a waiting request takes (or keeps) its place in line.
 --
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua)
--- ARGV[1] mode: 'read' | 'write'   ARGV[2] token   ARGV[3] ttl ms   ARGV[4] reentrant: '1' | '0'
+-- ARGV[1] mode: 'read' | 'write' | 'permit'   ARGV[2] token   ARGV[3] ttl ms   ARGV[4] reentrant: '1' | '0'
 -- ARGV[5] attempt id   ARGV[6] waiter id, '' for a request that does not wait
 -- ARGV[7] its place in line, '' to take the next one   ARGV[8] fence hint, µs (include/fence.lua)
 -- ARGV[9] '1': the request gave no TTL, so a re-grant keeps the TTL of the hold's latest grant or
 --         renew (as renew.lua does) and ARGV[3] (the default) is for a new hold only
+-- ARGV[10] 'permit' only: the permits asked for   ARGV[11] 'permit' only: the semaphore's limit
 -- Settings: include/settings.lua
 --
 -- Returns  { 1, fence, holdCount, ttlMs }   GRANTED: a new hold, or a waiter claiming the hold handed
@@ -23,16 +24,25 @@
 --          { -4 }                           UPGRADE: a write asked for by a token holding a read
 --          { -5 }                           TOO_MANY_READERS
 --          { -6 }                           TOO_MANY_WAITERS
+--          { -7, limit }                    LIMIT_MISMATCH: the semaphore has holds or waiters, and
+--                                           this limit (fixed until nobody holds or waits)
+--          { -8, permits }                  PERMITS_MISMATCH: this token holds these permits
 --@include holds
 --@include fence
 --@include queue
 
 local mode, tok, ttl, wid = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[6]
 local keep_ttl = ARGV[9] == '1'
+local permits, limit = tonumber(ARGV[10] or ''), tonumber(ARGV[11] or '')
 local clock = now_us()
 local now = math.floor(clock / 1000)
 prune(now)
 if prune_line(now) > 0 then wake_front(now, true, ARGV[8]) end
+
+if mode == 'permit' then
+  local current = current_limit()
+  if current > 0 and current ~= limit then return { -7, current } end
+end
 
 local function granted(code, fence, count)
   if wid ~= '' and redis.call('ZSCORE', KEYS[4], wid) then leave_line(wid) end
@@ -44,14 +54,14 @@ end
 
 local function refused(conflict_ms)
   if wid ~= '' then
-    local me = { mode = mode, lease = now + WAITER_LEASE_MS, tok = tok, ttl = ttl }
+    local me = { mode = mode, lease = now + WAITER_LEASE_MS, tok = tok, ttl = ttl, permits = permits }
     if redis.call('ZSCORE', KEYS[4], wid) then
       put_waiter(wid, me)
       keep_line()
     elseif redis.call('ZCARD', KEYS[4]) >= MAX_WAITERS then
       return { -6 }
     else
-      join_line(wid, ARGV[7], me)
+      join_line(wid, ARGV[7], me, limit)
     end
   end
   local front = may_pass(wid, mode)
@@ -89,6 +99,7 @@ if mode == 'write' then
 end
 
 local r = get_reader(tok)
+if r and r.permits ~= permits then return { -8, r.permits } end
 if r and wid ~= '' and r.att == wid then
   r.ttl, r.att, r.attc = ttl, ARGV[5], 0
   put_reader(tok, r, now + ttl)
@@ -101,6 +112,18 @@ if r then
   r.ttl, r.att, r.attc = ttl, ARGV[5], before
   put_reader(tok, r, now + ttl)
   return granted(2, r.fence, r.count)
+end
+if mode == 'permit' then
+  if tonumber(redis.call('HGET', KEYS[1], 'u') or '0') + permits > limit then
+    -- Until the hold that lapses first is gone (the time to look again, and a hint to retry).
+    local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+    return refused(first[2] and tonumber(first[2]) - now or 0)
+  end
+  if not may_pass(wid, mode) then return refused(0) end
+  local fence = next_fence(KEYS[3], clock, ARGV[8])
+  put_reader(tok, { fence = fence, count = 1, ttl = ttl, att = ARGV[5], attc = 0, permits = permits }, now + ttl)
+  take_permits(permits, limit)
+  return granted(1, fence, 1)
 end
 -- A writer may take a read hold with its own token (then release the write: a downgrade, no gap).
 if w and w ~= tok then return refused(tonumber(redis.call('HGET', KEYS[1], 'we')) - now) end

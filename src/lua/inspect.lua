@@ -1,25 +1,39 @@
--- inspect.lua — what GET /locks/:key and GET /rwlocks/:key show. Never returns a token; changes nothing.
+-- inspect.lua — what GET /locks/:key, GET /rwlocks/:key and GET /semaphores/:key show. Never returns a
+-- token; changes nothing.
 --
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua)
--- ARGV[1] '1': also each live read hold (admin views: listing, ?readers=true), '' or none: not
+-- ARGV[1] '1': also each live read hold or semaphore hold (admin views: listing, ?readers=true),
+--         '' or none: not
 --
--- Returns  { writerFence, writerRemainingMs, writerHoldCount, readers, waiters, writerWaiting }
---          with 0 for the writer fields when there is no live writer; with ARGV[1] = '1', followed by
---          fence, remainingMs, holdCount of each live read hold (at most MAX_READERS), by expiry
+-- Returns  { writerFence, writerRemainingMs, writerHoldCount, readers, waiters, writerWaiting, limit,
+--          permitsInUse } with 0 for the writer fields when there is no live writer, and for limit
+--          and permitsInUse unless it is a semaphore (readers: its live holds); with ARGV[1] = '1',
+--          followed by fence, remainingMs, holdCount, permits (0 for a read hold) of each live hold
+--          (at most MAX_READERS, or a semaphore's limit), by expiry
 --@include holds
+--@include queue
 
 local now = now_ms()
-local h = redis.call('HMGET', KEYS[1], 'wf', 'we', 'wc')
+local h = redis.call('HMGET', KEYS[1], 'wf', 'we', 'wc', 'u')
 local we = tonumber(h[2] or '0')
 local readers = redis.call('ZCOUNT', KEYS[2], '(' .. now, '+inf')
 local waiters = redis.call('ZCARD', KEYS[4])
 local writer_waiting = redis.call('ZCARD', KEYS[5])
+-- A semaphore's permits in use: those of its holds less those of the holds that lapsed (not yet pruned).
+local in_use = tonumber(h[4] or '0')
+if in_use > 0 then
+  for _, tok in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)) do
+    local r = get_reader(tok)
+    if r and r.permits then in_use = in_use - r.permits end
+  end
+end
+local limit = (readers > 0 or waiters > 0) and current_limit() or 0
 local reply
 if we > now then
-  reply = { tonumber(h[1]), we - now, tonumber(h[3]), readers, waiters, writer_waiting }
+  reply = { tonumber(h[1]), we - now, tonumber(h[3]), readers, waiters, writer_waiting, limit, in_use }
 else
-  reply = { 0, 0, 0, readers, waiters, writer_waiting }
+  reply = { 0, 0, 0, readers, waiters, writer_waiting, limit, in_use }
 end
 if ARGV[1] == '1' then
   local live = redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. now, '+inf', 'WITHSCORES')
@@ -29,6 +43,7 @@ if ARGV[1] == '1' then
       reply[#reply + 1] = r.fence
       reply[#reply + 1] = tonumber(live[i + 1]) - now
       reply[#reply + 1] = r.count
+      reply[#reply + 1] = r.permits or 0
     end
   end
 end

@@ -2,10 +2,11 @@
 --
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua)
--- ARGV[1] mode: 'read' | 'write'   ARGV[2] token   ARGV[3] ttl ms, or '0' for the TTL of the hold's
+-- ARGV[1] mode: 'read' | 'write' | 'permit'   ARGV[2] token   ARGV[3] ttl ms, or '0' for the TTL of the hold's
 -- latest grant or renew
 --
--- Returns  { 1, fence, holdCount, ttlMs }   RENEWED
+-- Returns  { 1, fence, holdCount, ttlMs }   RENEWED (a semaphore's hold: followed by its permits and
+--                                           the semaphore's limit)
 --          { -2 }                           NOT_FOUND: nothing is held (expired or released)
 --          { -3 }                           NOT_OWNER: held, but not by this token in this mode
 --@include holds
@@ -37,4 +38,5 @@ if ttl == 0 then ttl = r.ttl end
 r.ttl = ttl
 put_reader(tok, r, now + ttl)
 refresh_ttl(now)
+if r.permits then return { 1, r.fence, r.count, ttl, r.permits, tonumber(redis.call('HGET', KEYS[1], 'n')) } end
 return { 1, r.fence, r.count, ttl }

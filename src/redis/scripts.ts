@@ -63,4 +63,8 @@ export const Refused = {
   UPGRADE: -4,
   TOO_MANY_READERS: -5,
   TOO_MANY_WAITERS: -6,
+  /** A semaphore asked for with another limit than the one it has: { -7, its limit }. */
+  LIMIT_MISMATCH: -7,
+  /** A semaphore's holder asking again for another number of permits: { -8, the permits it holds }. */
+  PERMITS_MISMATCH: -8,
 } as const

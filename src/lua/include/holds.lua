@@ -3,9 +3,12 @@
 -- KEYS[1]  hash   writer fields: w (token), wf (fence), wc (hold count), wt (ttl ms of the latest
 --                 grant or renew), we (expiry, Redis ms), wa / wac (id of the attempt that last
 --                 changed the hold / its count before that attempt, for rollback.lua);
---                 one field per reader: r:<token> = "fence|count|ttl|attempt|countBeforeAttempt"
+--                 one field per reader: r:<token> = "fence|count|ttl|attempt|countBeforeAttempt", and for
+--                 a semaphore's hold "…|permits"; a semaphore also keeps u (permits held by its holds)
+--                 and n (its limit, fixed while anyone holds or waits)
 -- KEYS[2]  zset   reader token -> expiry (Redis ms)
--- An exclusive lock (/locks) is a lock that only ever has a writer.
+-- An exclusive lock (/locks) is a lock that only ever has a writer; a semaphore (/semaphores) is a
+-- lock that only ever has readers, each weighing its permits, at most n of them in all.
 -- Expiry is decided here, from the Redis clock; the keys' own TTL always covers the longest live hold
 -- and no more (refresh_ttl), so nothing outlives its holders.
 
@@ -25,33 +28,55 @@ local function fmt(n)
   return string.format('%.0f', n)
 end
 
--- Drop the holds that lapsed. Bounded: a lock never has more than MAX_READERS readers.
-local function prune(now)
-  local lapsed = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)
-  if #lapsed > 0 then
-    for _, tok in ipairs(lapsed) do redis.call('HDEL', KEYS[1], 'r:' .. tok) end
-    redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-  end
-  local we = tonumber(redis.call('HGET', KEYS[1], 'we') or '0')
-  if we > 0 and we <= now then redis.call('HDEL', KEYS[1], unpack(WRITER_FIELDS)) end
-end
-
--- A reader's hold as a table, or nil.
+-- A reader's (or a semaphore holder's) hold as a table, or nil; `permits` is nil for a read hold.
 local function get_reader(tok)
   local v = redis.call('HGET', KEYS[1], 'r:' .. tok)
   if not v then return nil end
-  local f, c, t, a, ac = string.match(v, '^(%d+)|(%d+)|(%d+)|([^|]*)|(%d+)$')
-  return { fence = tonumber(f), count = tonumber(c), ttl = tonumber(t), att = a, attc = tonumber(ac) }
+  local f, c, t, a, ac, p = string.match(v, '^(%d+)|(%d+)|(%d+)|([^|]*)|(%d+)|?(%d*)$')
+  return { fence = tonumber(f), count = tonumber(c), ttl = tonumber(t), att = a, attc = tonumber(ac), permits = tonumber(p) }
 end
 
 local function put_reader(tok, r, expires)
-  redis.call('HSET', KEYS[1], 'r:' .. tok, fmt(r.fence) .. '|' .. r.count .. '|' .. r.ttl .. '|' .. r.att .. '|' .. r.attc)
+  local v = fmt(r.fence) .. '|' .. r.count .. '|' .. r.ttl .. '|' .. r.att .. '|' .. r.attc
+  if r.permits then v = v .. '|' .. r.permits end
+  redis.call('HSET', KEYS[1], 'r:' .. tok, v)
   if expires then redis.call('ZADD', KEYS[2], expires, tok) end
 end
 
-local function drop_reader(tok)
+-- A semaphore's new hold takes its permits (and the semaphore keeps its limit while it has holds).
+local function take_permits(permits, limit)
+  redis.call('HINCRBY', KEYS[1], 'u', permits)
+  redis.call('HSET', KEYS[1], 'n', limit)
+end
+
+-- Forget a hold's entry (its zset entry is the caller's), giving back its permits if it has any.
+local function forget_reader(tok)
+  local r = get_reader(tok)
+  if r and r.permits then redis.call('HINCRBY', KEYS[1], 'u', -r.permits) end
   redis.call('HDEL', KEYS[1], 'r:' .. tok)
+end
+
+local function drop_reader(tok)
+  forget_reader(tok)
   redis.call('ZREM', KEYS[2], tok)
+end
+
+-- Whether anyone holds the lock (after prune).
+local function held()
+  return redis.call('EXISTS', KEYS[1]) == 1
+end
+
+-- Drop the holds that lapsed. Bounded: a lock never has more than MAX_READERS readers, a semaphore
+-- more holds than its limit. When nothing is left, neither is a semaphore's count or limit.
+local function prune(now)
+  local lapsed = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)
+  if #lapsed > 0 then
+    for _, tok in ipairs(lapsed) do forget_reader(tok) end
+    redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+    if redis.call('EXISTS', KEYS[2]) == 0 and redis.call('HEXISTS', KEYS[1], 'w') == 0 then redis.call('DEL', KEYS[1]) end
+  end
+  local we = tonumber(redis.call('HGET', KEYS[1], 'we') or '0')
+  if we > 0 and we <= now then redis.call('HDEL', KEYS[1], unpack(WRITER_FIELDS)) end
 end
 
 -- Latest expiry among the live holds (0 when none).
@@ -72,12 +97,8 @@ local function refresh_ttl(now)
   redis.call('PEXPIRE', KEYS[2], last - now)
 end
 
--- Whether anyone holds the lock (after prune).
-local function held()
-  return redis.call('EXISTS', KEYS[1]) == 1
-end
-
--- Undo what the attempt with id `attempt` did to `tok`'s hold in `mode`: a new hold is dropped, a
+-- Undo what the attempt with id `attempt` did to `tok`'s hold in `mode` ('write', or 'read' / 'permit'
+-- for a reader's or a semaphore holder's hold): a new hold is dropped (giving back its permits), a
 -- re-grant gets its count back. A hold handed to a waiter carries the waiter id as its attempt (with
 -- count 0 before it), so the same undo takes a hand-off back. Returns false when nothing of that
 -- attempt is left (another attempt changed the hold since, or it is gone).

@@ -3,11 +3,13 @@
 --
 -- KEYS[4]  zset  waiter id -> place in line (arrival order)
 -- KEYS[5]  zset  the waiting writers only, same places (to find "a writer ahead of me" in O(log n))
--- KEYS[6]  hash  waiter id -> "mode|leaseExpiry (Redis ms)|token|ttlMs"; field '#' counts arrivals
+-- KEYS[6]  hash  waiter id -> "mode|leaseExpiry (Redis ms)|token|ttlMs", and for a semaphore's waiter
+--                "…|permits"; field '#' counts arrivals, field 'n' is a semaphore's limit while it has waiters
 -- A waiter id is "<replica id>.<n>". Pushes go to channel "<wake prefix><replica id>":
 --   "<id>"                      look again (the front changed, or your turn came but not a hand-off)
 --   "<id>|<fence>|<Redis µs>"   handed over: the lock is yours (hold of your token, your ttl, that
---                               fence, its expiry counted from that Redis time)
+--                               fence, its expiry counted from that Redis time; of a semaphore:
+--                               your permits)
 -- The replica that parked the waiter renews its lease every second, so the waiters of a replica that
 -- died leave the line when their lease lapses (within seconds). A hand-off goes only to a waiter
 -- renewed lately, and is not made when its push reaches no subscriber (that replica is gone: the
@@ -16,13 +18,20 @@
 local function waiter_info(id)
   local v = redis.call('HGET', KEYS[6], id)
   if not v then return nil end
-  local mode, lease, tok, ttl = string.match(v, '^(%a+)|(%d+)|([^|]*)|(%d+)$')
+  local mode, lease, tok, ttl, permits = string.match(v, '^(%a+)|(%d+)|([^|]*)|(%d+)|?(%d*)$')
   if not mode then return nil end -- not an entry of ours: the waiter counts as gone
-  return { mode = mode, lease = tonumber(lease), tok = tok, ttl = tonumber(ttl) }
+  return { mode = mode, lease = tonumber(lease), tok = tok, ttl = tonumber(ttl), permits = tonumber(permits) }
 end
 
 local function put_waiter(id, w)
-  redis.call('HSET', KEYS[6], id, w.mode .. '|' .. w.lease .. '|' .. w.tok .. '|' .. w.ttl)
+  local v = w.mode .. '|' .. w.lease .. '|' .. w.tok .. '|' .. w.ttl
+  if w.permits then v = v .. '|' .. w.permits end
+  redis.call('HSET', KEYS[6], id, v)
+end
+
+-- A semaphore's limit while anyone holds or waits; 0 when nobody does (the next acquire sets it).
+local function current_limit()
+  return tonumber(redis.call('HGET', KEYS[1], 'n') or redis.call('HGET', KEYS[6], 'n') or '0')
 end
 
 local function leave_line(id)
@@ -50,22 +59,25 @@ local function keep_line()
   for i = 4, 6 do redis.call('PEXPIRE', KEYS[i], WAITER_LEASE_MS * 2) end
 end
 
-local function join_line(id, score, w)
+-- `limit`: a semaphore's limit, kept with the line.
+local function join_line(id, score, w, limit)
   if score == '' then score = redis.call('HINCRBY', KEYS[6], '#', 1) end
   redis.call('ZADD', KEYS[4], score, id)
   if w.mode == 'write' then redis.call('ZADD', KEYS[5], score, id) end
+  if limit then redis.call('HSET', KEYS[6], 'n', limit) end
   put_waiter(id, w)
   keep_line()
 end
 
 -- May this request take a compatible lock now, given the line? A new arrival only when nobody waits;
--- a waiter when nobody it must respect is ahead: anyone, for a writer; a writer, for a reader.
+-- a waiter when nobody it must respect is ahead: anyone, for a writer or a semaphore's waiter (a
+-- head that needs more permits than are free blocks those behind it); a writer, for a reader.
 local function may_pass(id, mode)
   if redis.call('EXISTS', KEYS[4]) == 0 then return true end
   if id == '' then return false end
   local place = redis.call('ZSCORE', KEYS[4], id)
   if not place then return false end
-  if mode == 'write' then return redis.call('ZRANK', KEYS[4], id) == 0 end
+  if mode ~= 'read' then return redis.call('ZRANK', KEYS[4], id) == 0 end
   local first_writer = redis.call('ZRANGE', KEYS[5], 0, 0, 'WITHSCORES')
   return first_writer[2] == nil or tonumber(first_writer[2]) >= tonumber(place)
 end
@@ -82,11 +94,11 @@ local function push(id, message)
   return redis.call('PUBLISH', WAKE_PREFIX .. string.match(id, '^([^.]+)'), message)
 end
 
--- Give the free lock to waiter `id` (mode, token and ttl of its request; attempt id = its waiter id,
--- so that leave.lua can take back a hand-off its waiter no longer wants, and acquire.lua can claim
--- it), and push it the grant. Returns false when no replica received the push: then nothing is
--- handed over and the unreachable waiter leaves the line.
-local function hand_off(id, w, hint)
+-- Give the free lock to waiter `id` (mode, token, ttl and permits of its request; attempt id = its
+-- waiter id, so that leave.lua can take back a hand-off its waiter no longer wants, and acquire.lua
+-- can claim it), and push it the grant. Returns false when no replica received the push: then
+-- nothing is handed over and the unreachable waiter leaves the line. `limit`: a semaphore's.
+local function hand_off(id, w, hint, limit)
   local clock = now_us()
   local fence = next_fence(KEYS[3], clock, hint)
   leave_line(id)
@@ -95,7 +107,8 @@ local function hand_off(id, w, hint)
   if w.mode == 'write' then
     redis.call('HSET', KEYS[1], 'w', w.tok, 'wf', fmt(fence), 'wc', 1, 'wt', w.ttl, 'we', expires, 'wa', id, 'wac', 0)
   else
-    put_reader(w.tok, { fence = fence, count = 1, ttl = w.ttl, att = id, attc = 0 }, expires)
+    put_reader(w.tok, { fence = fence, count = 1, ttl = w.ttl, att = id, attc = 0, permits = w.permits }, expires)
+    if w.permits then take_permits(w.permits, limit) end
   end
   return true
 end
@@ -109,20 +122,34 @@ local function renewed_lately(w, now)
   return w.lease - now >= WAITER_LEASE_MS - RENEWED_WITHIN_MS
 end
 
--- Let the front of the line proceed: a writer at the head, or the run of readers at the head, gets
--- the lock handed over when it is free for them. `always`: the front just changed, so a front that
+-- Let the front of the line proceed: a writer at the head, the run of readers at the head, or the run
+-- of a semaphore's waiters at the head whose permits fit (in order: the first that does not fit
+-- stops the run), gets the lock handed over when it is free for them. `always`: the front just changed, so a front that
 -- cannot proceed yet is woken to learn how long to sleep. Nobody else is woken. `hint`: fence hint
 -- (include/fence.lua), '0' for none. Bounded by the line's length (MAX_WAITERS).
 local function wake_front(now, always, hint)
   if redis.call('EXISTS', KEYS[4]) == 0 then return end
   prune_line(now)
-  local pos, handed = 0, false
+  local pos, handed, limit = 0, false, nil
   while true do
     local id = redis.call('ZRANGE', KEYS[4], pos, pos)[1]
     if not id then break end
     local w = waiter_info(id)
     if not w then
       leave_line(id)
+    elseif w.mode == 'permit' then
+      -- Read before a hand-off empties the line (and takes its copy of the limit along).
+      limit = limit or current_limit()
+      if w.permits > limit - tonumber(redis.call('HGET', KEYS[1], 'u') or '0') then
+        if always then push(id, id) end
+        break
+      end
+      if not renewed_lately(w, now) then
+        push(id, id)
+        break
+      end
+      if hand_off(id, w, hint, limit) then handed = true end
+      -- Either way it left the line: the next one is now at `pos`.
     elseif w.mode == 'write' then
       if pos > 0 then break end
       if redis.call('EXISTS', KEYS[1]) == 1 then
