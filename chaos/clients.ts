@@ -1,8 +1,8 @@
 /**
  * The workload: contending clients on a few keys per hold kind, each request to a random replica.
  * Every hold is recorded in the history checker as the interval the client believed it held the
- * lock: [grant received, min(release sent, acquire sent + validityMs)], stretched by each successful
- * renew to renew sent + its validityMs. Clients use short TTLs; some wait in line, some renew, some
+ * lock: [grant received, min(release sent, acquire sent + validityMs)], where a successful renew
+ * moves the end to renew sent + its validityMs. Clients use short TTLs; some wait in line, some renew, some
  * overstay their validity before releasing, some never release.
  */
 import { performance } from 'node:perf_hooks'
@@ -110,7 +110,7 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
       stats.late.push(problem(`${outcome} after ${(doneAt - sentAt).toFixed(0)} ms (budget ${budgetMs(waitMs)} ms)`))
     }
     if (res && !isExpected(op, res)) stats.unexpected.push(problem(`${res.status} ${JSON.stringify(res.body).slice(0, 300)}`))
-    return { res, sentAt, doneAt }
+    return { res, sentAt, doneAt, replica }
   }
 
   const client = async (index: number) => {
@@ -129,22 +129,29 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
       ])
       const token = tokenOf(index, attempt)
       const query = `?ttl=${ttlMs}${waitMs > 0 ? `&wait=${waitMs}` : ''}`
-      const { res, sentAt, doneAt } = await call(rng, 'acquire', 'POST', `${spec.path}${query}`, token, waitMs)
+      const { res, sentAt, doneAt, replica } = await call(rng, 'acquire', 'POST', `${spec.path}${query}`, token, waitMs)
 
       if (res?.status === 201) {
         const label = spec.mode === 'exclusive' ? kind.name : `${kind.name}/${spec.mode}`
         stats.grants[label] = (stats.grants[label] ?? 0) + 1
         const fence = res.body.fence as number
         let end = sentAt + (res.body.validityMs as number)
+        // For the checker's messages: who, through which replica, what it was told.
+        let story = `${name} via r${replica} ttl ${ttlMs} wait ${waitMs} validity ${res.body.validityMs as number}`
 
         if (behaviour === 'renew') {
           for (let n = rng.int(1, 2); n > 0; n--) {
             await sleep(Math.max(0, (end - performance.now()) * rng.between(0.3, 0.6)))
             if (performance.now() > end - 30) break // only renew a hold it still believes it has
-            const renew = await call(rng, 'renew', 'PUT', `${spec.path}/renew`, token, 0, { ttlMs: rng.int(300, ttlMax) })
+            // A renew sets a new expiry. Never a shorter one: then a renew whose answer is lost (a killed
+            // replica) can only have lengthened the hold, and the end believed so far stays safe.
+            const left = Math.ceil(end - performance.now())
+            const renewTtl = rng.int(Math.min(ttlMax, Math.max(300, left + 100)), ttlMax)
+            const renew = await call(rng, 'renew', 'PUT', `${spec.path}/renew`, token, 0, { ttlMs: renewTtl })
             if (renew.res?.status !== 200) break
             stats.renewed++
-            end = Math.max(end, renew.sentAt + (renew.res.body.validityMs as number))
+            end = renew.sentAt + (renew.res.body.validityMs as number)
+            story += `; renewed via r${renew.replica} at ${(renew.sentAt - o.startedAt).toFixed(0)} validity ${renew.res.body.validityMs as number}`
           }
         } else if (behaviour === 'overstay') {
           await sleep(Math.max(0, end - performance.now()) + rng.int(50, 300))
@@ -153,7 +160,9 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
         }
 
         const releaseSentAt = behaviour === 'abandon' ? end : performance.now()
-        o.history.record({ key: spec.key, namespace: spec.namespace, mode: spec.mode, client: name, fence, start: doneAt, end: Math.min(releaseSentAt, end), requestStartedAt: sentAt })
+        // Times relative to the workload's start, as the fault times in the report are.
+        const rel = (t: number) => t - o.startedAt
+        o.history.record({ key: spec.key, namespace: spec.namespace, mode: spec.mode, client: story, fence, start: rel(doneAt), end: rel(Math.min(releaseSentAt, end)), requestStartedAt: rel(sentAt) })
         if (behaviour !== 'abandon') await call(rng, 'release', 'DELETE', spec.path, token)
       } else if (res?.status === 409) {
         await sleep(rng.int(5, 30))
@@ -182,6 +191,7 @@ export async function probeGrantable(o: {
   replicaUrls: readonly string[]
   history: History
   settings: ServiceSettings
+  startedAt: number
 }): Promise<{ ok: number; failures: string[] }> {
   const timeoutMs = 3 * o.settings.nodeTimeoutMs + SLACK_MS
   let ok = 0
@@ -193,8 +203,8 @@ export async function probeGrantable(o: {
     const sentAt = performance.now()
     const res = await request(url, 'POST', `${spec.path}?ttl=1000`, { token, timeoutMs })
     if (res.status !== 201) return `${res.status} ${String(res.body.error ?? '')}`.trim()
-    const doneAt = performance.now()
-    o.history.record({ key: spec.key, namespace: spec.namespace, mode: spec.mode, client: `probe-${r}`, fence: res.body.fence as number, start: doneAt, end: doneAt, requestStartedAt: sentAt })
+    const doneAt = performance.now() - o.startedAt
+    o.history.record({ key: spec.key, namespace: spec.namespace, mode: spec.mode, client: `probe via r${r}`, fence: res.body.fence as number, start: doneAt, end: doneAt, requestStartedAt: sentAt - o.startedAt })
     await request(url, 'DELETE', spec.path, { token, timeoutMs })
     return '201'
   }

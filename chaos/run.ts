@@ -21,6 +21,7 @@ import { scenarios } from './scenarios.js'
 /** Start-up, the settle wait and the checks after the workload must fit in this much beyond --duration. */
 const OVERALL_SLACK_MS = 180_000
 const POLL_MS = 200
+const SETTLE_SLACK_MS = 1_000
 
 function log(startedAt: number | undefined, line: string): void {
   const t = startedAt === undefined ? '' : `${((performance.now() - startedAt) / 1000).toFixed(1).padStart(6)}s `
@@ -38,10 +39,14 @@ async function allNodesVote(url: string): Promise<boolean> {
   }
 }
 
-/** After the last heal: wait out the quarantine (MAX_TTL_MS), then until every replica counts every node (bounded). */
+/**
+ * After the last heal and the last hold: wait out MAX_TTL_MS (the quarantine of a restarted node, and
+ * every hold's TTL, a line's waiter leases), then until every replica counts every node (bounded).
+ */
 async function settle(cluster: Cluster, faults: readonly FaultRecord[], settings: ServiceSettings, startedAt: number): Promise<number | null> {
   const lastHeal = Math.max(0, ...faults.map((f) => f.healDoneAt ?? f.healedAt ?? 0))
-  await sleep(Math.max(0, startedAt + lastHeal + settings.maxTtlMs - performance.now()))
+  const quiet = Math.max(startedAt + lastHeal, performance.now())
+  await sleep(Math.max(0, quiet + settings.maxTtlMs + SETTLE_SLACK_MS - performance.now()))
   const deadline = performance.now() + settings.maxTtlMs + 5_000
   while (performance.now() < deadline) {
     const urls = cluster.replicas.filter((r) => r.process).map((r) => r.url)
@@ -98,7 +103,7 @@ async function run(options: Options): Promise<boolean> {
     ])
     log(startedAt, `workload done: ${history.size} holds; waiting out the quarantine (MAX_TTL_MS ${settings.maxTtlMs} ms)`)
     const settledAt = await settle(cluster, faults, settings, startedAt)
-    const grantable = await probeGrantable({ kinds, keysPerKind: options.keys, replicaUrls: cluster.replicas.map((r) => r.url), history, settings })
+    const grantable = await probeGrantable({ kinds, keysPerKind: options.keys, replicaUrls: cluster.replicas.map((r) => r.url), history, settings, startedAt })
     const alive = await replicasAlive(cluster)
     await watch.stop()
 
