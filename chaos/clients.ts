@@ -31,8 +31,8 @@ export interface WorkloadStats {
   /** grants per kind and mode, e.g. "exclusive", "rw/read" */
   grants: Record<string, number>
   renewed: number
-  /** acquire send times (ms after start) and outcomes, for availability during and outside faults */
-  acquires: { at: number; outcome: Outcome }[]
+  /** acquires: sent and answered (ms after the start) and outcome, for availability during and outside faults */
+  acquires: { at: number; doneAt: number; outcome: Outcome }[]
   /** 5xx other than 503 backend_unavailable / shutting_down, and statuses no client expects */
   unexpected: Problem[]
   /** answers later than waitMs + the node budget, and requests never answered */
@@ -102,8 +102,10 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
     }
     const doneAt = performance.now()
     const at = sentAt - o.startedAt
-    stats.statuses[op][String(outcome)] = (stats.statuses[op][String(outcome)] ?? 0) + 1
-    if (op === 'acquire') stats.acquires.push({ at, outcome })
+    // A 503 is counted with its reason (no_majority, validity_expired, …): they tell faults apart.
+    const label = res?.status === 503 && res.body.reason !== undefined ? `503 ${String(res.body.reason)}` : String(outcome)
+    stats.statuses[op][label] = (stats.statuses[op][label] ?? 0) + 1
+    if (op === 'acquire') stats.acquires.push({ at, doneAt: doneAt - o.startedAt, outcome })
     const problem = (what: string) => ({ at, op, path: `${method} ${path}`, replica, what })
     if (outcome === 'timeout') stats.late.push(problem(`no answer within ${budgetMs(waitMs) + HANG_MS} ms`))
     else if (outcome !== 'connection-error' && doneAt - sentAt > budgetMs(waitMs)) {

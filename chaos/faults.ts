@@ -13,6 +13,7 @@ import type { Rng } from './prng.js'
 export type FaultName =
   | 'pause-node'
   | 'kill-node'
+  | 'restart-node'
   | 'partition'
   | 'kill-replica'
   | 'clock-drift'
@@ -49,6 +50,8 @@ export interface PlanContext {
 
 export interface FaultKind {
   readonly name: FaultName
+  /** how long it lasts, ms (default: the nemesis' 1–4 s) */
+  readonly durationMs?: readonly [number, number]
   /** Targets among the free ones, or undefined when this fault does not fit now. */
   plan(rng: Rng, ctx: PlanContext): Targets | undefined
   apply(cluster: Cluster, targets: Targets): Promise<void>
@@ -62,6 +65,8 @@ export const clockRates = (settings: ServiceSettings) => ({
   farOutside: 1.5,
 })
 const CLOCK_STEP_MS = 2_000
+/** Down this briefly, a node comes back empty while holds it had are still live: what a quarantine is for. */
+const QUICK_RESTART_MS = [100, 600] as const
 
 const each = (targets: number[], fn: (i: number) => Promise<unknown> | void) => Promise.all(targets.map(async (i) => fn(i))).then(() => {})
 
@@ -93,6 +98,13 @@ export const faultKinds: Readonly<Record<FaultName, FaultKind>> = {
   'kill-node': {
     name: 'kill-node',
     plan: (rng, ctx) => oneNode(rng, ctx, 'SIGKILL, restarted empty', true),
+    apply: killNode,
+    heal: restartNode,
+  },
+  'restart-node': {
+    name: 'restart-node',
+    durationMs: QUICK_RESTART_MS,
+    plan: (rng, ctx) => oneNode(rng, ctx, 'SIGKILL, restarted empty at once', true),
     apply: killNode,
     heal: restartNode,
   },
@@ -160,6 +172,7 @@ export const faultKinds: Readonly<Record<FaultName, FaultKind>> = {
   },
   'kill-majority': {
     name: 'kill-majority',
+    durationMs: QUICK_RESTART_MS,
     plan: (rng, ctx) => majorityOfNodes(rng, ctx, 'a majority SIGKILLed at once, restarted empty'),
     apply: killNode,
     heal: restartNode,

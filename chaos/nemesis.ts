@@ -1,7 +1,7 @@
 /**
  * The nemesis: a fault schedule drawn up front from the seed (so a seed names the same faults at the
  * same offsets every time), then played against the cluster — one or two faults at a time, each
- * lasting 1–4 s, then healed.
+ * lasting 1–4 s (a quick restart: under a second), then healed.
  *
  * The schedule respects the scenario's limits (targets free, faulty nodes capped); the player checks
  * them again against what really happened (a restart can take longer than planned) and waits, or
@@ -91,7 +91,6 @@ export function schedule(opts: { seed: number; durationMs: number; nodes: number
       t = Math.min(...active.map(busyUntil)) + rng.int(200, 1_200)
       continue
     }
-    const durationMs = Math.min(rng.int(MIN_FAULT_MS, MAX_FAULT_MS), end - t)
     const used = occupancy(active)
     const ctx: PlanContext = {
       nodes: opts.nodes,
@@ -105,6 +104,8 @@ export function schedule(opts: { seed: number; durationMs: number; nodes: number
     let planned: PlannedFault | undefined
     for (let i = 0; i < PLAN_TRIES && !planned; i++) {
       const kind = rng.weighted(choices)
+      const [min, max] = faultKinds[kind].durationMs ?? [MIN_FAULT_MS, MAX_FAULT_MS]
+      const durationMs = Math.min(rng.int(min, max), end - t)
       const targets = faultKinds[kind].plan(rng, ctx)
       if (targets && fits(targets, active, limits)) planned = { id: plans.length + 1, kind, at: t, durationMs, ...targets }
     }

@@ -23,6 +23,8 @@ interface Availability {
   connectionErrors: number
   /** 503 among acquires that got an answer */
   share503: number | null
+  /** when the first 503s were sent (ms after the start) */
+  first503At: number[]
 }
 
 export interface ChaosReport {
@@ -54,20 +56,24 @@ export interface ChaosReport {
 
 const EXAMPLES = 5
 
-function availability(acquires: readonly { outcome: Outcome }[]): Availability {
+function availability(acquires: readonly { at: number; outcome: Outcome }[]): Availability {
   const answered = acquires.filter((a) => typeof a.outcome === 'number')
-  const unavailable = answered.filter((a) => a.outcome === 503).length
+  const unavailable = answered.filter((a) => a.outcome === 503)
   return {
     acquires: acquires.length,
-    unavailable,
+    unavailable: unavailable.length,
     connectionErrors: acquires.length - answered.length,
-    share503: answered.length === 0 ? null : unavailable / answered.length,
+    share503: answered.length === 0 ? null : unavailable.length / answered.length,
+    first503At: unavailable.slice(0, 20).map((a) => Math.round(a.at)),
   }
 }
 
-/** A fault's window: from when it was applied until its heal finished. */
+/** After a heal the replicas reconnect to a node (ioredis backs off up to 1 s): still the fault's doing. */
+export const RECOVERY_MS = 1_000
+
+/** A fault's window: from when it was applied until its heal finished, plus the reconnection allowance. */
 function windows(faults: readonly FaultRecord[]): [number, number][] {
-  return faults.filter((f) => f.appliedAt !== undefined).map((f) => [f.appliedAt!, f.healDoneAt ?? f.healedAt ?? Infinity])
+  return faults.filter((f) => f.appliedAt !== undefined).map((f) => [f.appliedAt!, (f.healDoneAt ?? f.healedAt ?? Infinity) + RECOVERY_MS])
 }
 
 export function buildReport(args: {
@@ -89,7 +95,8 @@ export function buildReport(args: {
   const bad = of('bad_interval')
 
   const during = windows(args.faults)
-  const inFault = (at: number) => during.some(([from, to]) => at >= from && at <= to)
+  // A request is "during faults" when any part of it (sent → answered) is.
+  const inFault = (a: { at: number; doneAt: number }) => during.some(([from, to]) => a.at <= to && a.doneAt >= from)
   const faults: ChaosReport['faults'] = args.faults.map((f) => (f.clock ? { ...f, detection: args.watch.detection(f) } : f))
 
   const violations: string[] = []
@@ -140,8 +147,8 @@ export function buildReport(args: {
       examples: [...fences, ...overlaps, ...bad].slice(0, EXAMPLES).map((v) => `[${v.kind}] ${v.message}`),
     },
     availability: {
-      duringFaults: availability(stats.acquires.filter((a) => inFault(a.at))),
-      outsideFaults: availability(stats.acquires.filter((a) => !inFault(a.at))),
+      duringFaults: availability(stats.acquires.filter(inFault)),
+      outsideFaults: availability(stats.acquires.filter((a) => !inFault(a))),
     },
     faults,
     clockReported: args.watch.reported,
@@ -174,7 +181,7 @@ export function formatReport(r: ChaosReport): string {
   for (const e of r.history.examples) lines.push(`  ${e}`)
   const a = r.availability
   lines.push(
-    `availability: 503 share of answered acquires during faults ${pct(a.duringFaults.share503)} (${a.duringFaults.unavailable}/${a.duringFaults.acquires - a.duringFaults.connectionErrors}), ` +
+    `availability (a fault lasts until ${RECOVERY_MS / 1000} s after its heal): 503 share of answered acquires during faults ${pct(a.duringFaults.share503)} (${a.duringFaults.unavailable}/${a.duringFaults.acquires - a.duringFaults.connectionErrors}), ` +
       `outside faults ${pct(a.outsideFaults.share503)} (${a.outsideFaults.unavailable}/${a.outsideFaults.acquires - a.outsideFaults.connectionErrors}); ` +
       `connection errors ${a.duringFaults.connectionErrors} during, ${a.outsideFaults.connectionErrors} outside`,
   )

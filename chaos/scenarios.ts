@@ -36,7 +36,8 @@ export const scenarios = {
         ? SINGLE_SAFE
         : [
             [3, 'pause-node'],
-            [3, 'kill-node'],
+            [2, 'kill-node'],
+            [2, 'restart-node'],
             [3, 'partition'],
             [2, 'kill-replica'],
             [2, 'clock-drift'],
@@ -51,7 +52,7 @@ export const scenarios = {
   'single-restart': {
     description: 'one Redis killed and restarted empty: locks are lost by design (no other node to vote), fences must still increase',
     nodeCounts: [1],
-    faults: () => [[6, 'kill-node'], [2, 'host-crash'], ...SINGLE_SAFE],
+    faults: () => [[3, 'restart-node'], [3, 'kill-node'], [2, 'host-crash'], ...SINGLE_SAFE],
     maxFaulty: () => 1,
     exclusionChecked: false,
   },
