@@ -78,7 +78,18 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     WAITER_LEASE_MS,
     WAKE_PREFIX: wakePrefix(config.keyPrefix),
   })
-  const quorum = createQuorum(config.redisUrls, { timeoutMs: config.nodeTimeoutMs, maxTtlMs: config.maxTtlMs, scripts }, metrics)
+  const quorum = createQuorum(
+    config.redisUrls,
+    {
+      timeoutMs: config.nodeTimeoutMs,
+      maxTtlMs: config.maxTtlMs,
+      driftFactor: config.driftFactor,
+      keyPrefix: config.keyPrefix,
+      scripts,
+      log: fastify.log.child({ component: 'redis' }),
+    },
+    metrics,
+  )
   try {
     await quorum.connect(Math.max(config.nodeTimeoutMs, 2000))
   } catch (err) {

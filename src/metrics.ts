@@ -92,6 +92,30 @@ export function createMetrics() {
       labelNames: ['node'] as const,
       registers: [registry],
     }),
+    nodeClockRate: new Gauge({
+      name: 'redis_node_clock_rate',
+      help: "The node's clock rate against this replica's monotonic clock (1 = same speed), by node index",
+      labelNames: ['node'] as const,
+      registers: [registry],
+    }),
+    nodeClockDistrusted: new Counter({
+      name: 'redis_node_clock_distrusted_total',
+      help: 'Times a node was distrusted because its clock ran outside DRIFT_FACTOR or stepped, by node index',
+      labelNames: ['node'] as const,
+      registers: [registry],
+    }),
+    nodeVotes: new Gauge({
+      name: 'redis_node_votes',
+      help: '1 while the node counts toward a majority (up, identified, not quarantined, clock trusted), by node index',
+      labelNames: ['node'] as const,
+      registers: [registry],
+    }),
+    nodeQuarantine: new Gauge({
+      name: 'redis_node_quarantine_seconds',
+      help: 'Seconds until a node that restarted recently counts again (0: not quarantined), by node index',
+      labelNames: ['node'] as const,
+      registers: [registry],
+    }),
     nodeErrors: new Counter({
       name: 'redis_node_errors_total',
       help: 'Failed commands by node index and reason (timeout, unavailable, error)',

@@ -112,7 +112,9 @@ t.test('a node restarted empty is quarantined: a lock held before the restart is
 
 t.test('fences increase across grants whose voting majorities differ', async (t) => {
   const nodes = await startRedisCluster(3, { t })
-  const { app } = await startApp(t, nodes.map((n) => n.url), { nodeTimeoutMs: NODE_TIMEOUT_MS })
+  // A short MAX_TTL_MS: node C's quarantine after its restart below is short too.
+  const MAX_TTL = 1500
+  const { app } = await startApp(t, nodes.map((n) => n.url), { nodeTimeoutMs: NODE_TIMEOUT_MS, maxTtlMs: MAX_TTL, defaultTtlMs: MAX_TTL })
   const key = 'q-fence'
   const fenceKey = lockKeys(PREFIX, 'lock', key).fence
   // Node A's counter runs far ahead (e.g. its clock was ahead when it issued fences).
@@ -127,9 +129,10 @@ t.test('fences increase across grants whose voting majorities differ', async (t)
   await nodes[2]!.restart()
   await until(async () => (await app.inject({ method: 'GET', url: '/readyz' })).json().nodes[2].up === true, 'C back')
   await nodes[0]!.kill() // grant 2 is voted by {B, C}: B must have stored grant 1's fence
-  // C restarted, so it is quarantined; use a fresh app (its own view starts after C's restart).
-  const fresh = await buildApp(configFrom({ redisUrls: nodes.map((n) => n.url), nodeTimeoutMs: NODE_TIMEOUT_MS, logLevel: 'silent' }))
+  // C restarted, so it is quarantined for MAX_TTL_MS: wait it out (a fresh replica knows of it too).
+  const fresh = await buildApp(configFrom({ redisUrls: nodes.map((n) => n.url), nodeTimeoutMs: NODE_TIMEOUT_MS, maxTtlMs: MAX_TTL, defaultTtlMs: MAX_TTL, logLevel: 'silent' }))
   t.teardown(() => fresh.close())
+  await until(async () => (await fresh.inject({ method: 'GET', url: '/readyz' })).json().nodes[2].vote === 'counts', 'C out of quarantine', 5000)
   const g2 = (await fresh.inject({ method: 'POST', url: `/locks/${key}` })).json()
   t.ok(g2.fence > g1.fence, `grant 2 (${g2.fence}) > grant 1 (${g1.fence}) although no node voted for both`)
   t.ok(Number.isSafeInteger(g2.fence))

@@ -207,30 +207,6 @@ t.test('a hand-off is the release script alone: the waiter sends nothing more to
   }
 })
 
-t.test('a rolling upgrade: a waiter queued by an older replica ("mode|lease", no token) is woken, never handed the lock', async (t) => {
-  const redis = await startRedis({ t })
-  const { app, config } = await startApp(t, [redis.url], { logLevel: 'warn' })
-  const keys = lockKeys(config.keyPrefix, 'lock', 'rolling')
-  const client = redis.client()
-  t.teardown(() => client.disconnect())
-  const spy = redis.client()
-  t.teardown(() => spy.disconnect())
-  const pushes: string[] = []
-  await spy.subscribe('lock-service:wake:old')
-  spy.on('message', (_channel: string, message: string) => pushes.push(message))
-  t.equal((await app.inject({ method: 'POST', url: '/locks/rolling?ttl=30s', headers: { 'lock-token': tok('a') } })).statusCode, 201)
-  const now = Number((await client.time())[0]) * 1000
-  await client.zadd(keys.waiters, 1, 'old.1')
-  await client.zadd(keys.waitingWriters, 1, 'old.1')
-  await client.hset(keys.waiterInfo, 'old.1', `write|${now + 3000}`)
-  t.equal((await app.inject({ method: 'DELETE', url: '/locks/rolling', headers: { 'lock-token': tok('a') } })).statusCode, 200, 'the release works')
-  await until(async () => pushes.length === 1, 'the old waiter was pushed')
-  t.same(pushes, ['old.1'], 'a plain wake-up: it asks for the lock itself')
-  t.equal((await app.inject({ method: 'GET', url: '/locks/rolling' })).statusCode, 404, 'nobody was handed the lock')
-  const touched = await client.hget(keys.waiterInfo, 'old.1')
-  t.match(touched, /^write\|\d+$/, 'its entry keeps the old form')
-})
-
 t.test('a waiter whose HTTP client hangs up leaves the line at once', async (t) => {
   const redis = await startRedis({ t })
   const { app } = await startApp(t, [redis.url])

@@ -4,6 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import type { Metrics } from '../metrics.js'
 import type { Quorum } from '../redis/quorum.js'
 import { healthSchema, readinessSchema } from './schemas.js'
+import { countedAnswers } from '../locks/votes.js'
 
 export interface OpsRoutesOptions {
   quorum: Quorum
@@ -24,15 +25,15 @@ export async function opsRoutes(fastify: FastifyInstance, { quorum, metrics, ope
   app.get('/readyz', {
     config: { access: 'public' },
     schema: {
-      summary: 'Readiness: a majority of Redis nodes answers (per-node detail)',
+      summary: 'Readiness: a majority of Redis nodes answers and may vote (per-node detail)',
       tags: ['operations'],
       security: [],
-      response: { 200: readinessSchema.describe('Ready'), 503: readinessSchema.describe('Not ready: fewer than a majority of nodes answer') },
+      response: { 200: readinessSchema.describe('Ready'), 503: readinessSchema.describe('Not ready: fewer than a majority of nodes answer and may vote') },
     },
     handler: async (_request, reply) => {
+      // Ready = the backend can grant: a majority answers and may vote (the vote rule).
       const tally = await quorum.ask((node) => node.ping())
-      const answered = tally.answers.filter((a) => a.ok).length
-      const ready = answered >= quorum.majority
+      const ready = countedAnswers(tally) >= quorum.majority
       const nodes = quorum.nodes.map((n) => ({ ...n.status(), up: tally.answers.some((a) => a.ok && a.node === n) }))
       return reply.code(ready ? 200 : 503).send({ ready, majority: quorum.majority, nodes })
     },
@@ -42,6 +43,7 @@ export async function opsRoutes(fastify: FastifyInstance, { quorum, metrics, ope
     config: { access: 'metrics' },
     schema: { summary: 'Prometheus text exposition (needs an API key with PROTECT_METRICS=true)', tags: ['operations'], produces: ['text/plain'] },
     handler: async (_request, reply) => {
+      quorum.publishGauges()
       const text = await metrics.registry.metrics()
       return reply.type(metrics.registry.contentType).send(text)
     },

@@ -179,7 +179,20 @@ export const nodeStatusSchema = z.object({
   address: z.string().describe('host:port (never a password)'),
   up: z.boolean(),
   latencyMs: z.number().nullable().describe('latency of the last successful command, ms'),
-  quarantineMs: z.number().describe('ms until a node that restarted empty counts toward grants again (0: it counts)'),
+  vote: z
+    .enum(['counts', 'down', 'identifying', 'replica', 'quarantined', 'clock_untrusted'])
+    .describe(
+      'Whether the answers of this node count toward a majority now (counts), or why not: not connected, not yet identified, ' +
+        'a replica, in its quarantine after a restart, or its clock misbehaved',
+    ),
+  quarantineMs: z.number().describe('ms until a node that restarted recently counts toward grants again (0: it counts)'),
+  clock: z
+    .object({
+      state: z.enum(['unknown', 'trusted', 'untrusted']),
+      rate: z.number().nullable().describe("the node's clock rate against this replica's (1 = same speed; null until two samples)"),
+      trustedInMs: z.number().describe('ms until an untrusted clock counts again if it keeps behaving (0: trusted)'),
+    })
+    .describe("How the node's clock compares with this replica's monotonic clock (sampled every second)"),
 })
 
 export const errorSchema = z
@@ -191,6 +204,9 @@ export const errorSchema = z
     waitedMs: z.number().int().optional().describe('How long the request waited in line before giving up'),
     issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
     reason: z.string().optional(),
+    answered: z.number().int().optional().describe('Nodes that answered'),
+    voting: z.number().int().optional().describe('Nodes that answered and may vote (the vote rule)'),
+    needed: z.number().int().optional().describe('Votes a decision needs (a majority)'),
     nodes: z.array(nodeStatusSchema.extend({ answered: z.boolean() })).optional(),
   })
   .describe('Every error: { error: code, message: one human sentence, ...details }')

@@ -12,7 +12,7 @@ import { listLocks, type LockPage } from './listing.js'
 import type { HandOffVote, WaitRoom, Waiter } from './waiting.js'
 import type { Metrics } from '../metrics.js'
 import type { RedisNode } from '../redis/node.js'
-import { backendUnavailable, consensus, countWhere, failures, replies, type Reply } from './votes.js'
+import { anyReplies, backendUnavailable, consensus, countedAnswers, countWhere, failures, replies, type Reply } from './votes.js'
 
 /** A grant and the nodes that voted for it; `attempt`: the attempt id, when an attempt made it. */
 interface Won {
@@ -98,7 +98,7 @@ export class LockEngine {
         for (let left = deadline - performance.now(); left > 0; left = deadline - performance.now()) {
           const why = await waiter.sleep(Math.min(nap, left))
           if (why === 'aborted') throw this.room.abortReason() ?? outcome.error
-          const votes = waiter.handOffVotes(this.config.driftFactor)
+          const votes = this.handOffVotes(waiter)
           won = votes.length >= this.quorum.majority ? await this.handedOver(req, waiter, votes) : undefined
           if (won || why !== 'woken' || waiter.handOffCount === 0 || votes.length >= this.quorum.majority) break
           // Some nodes handed over, not yet a majority: give the others one node timeout to follow.
@@ -130,7 +130,7 @@ export class LockEngine {
       // As for an attempt: the largest fence goes back to a majority first. If it cannot, the next
       // attempt takes the handed holds up and decides.
       if (!(await this.commitFence(waiter.keys, storageOf(req.mode).hold, req.token, fence))) return undefined
-      votes = waiter.handOffVotes(this.config.driftFactor)
+      votes = this.handOffVotes(waiter)
     }
     const elapsed = Math.max(...votes.map((v) => v.elapsedMs))
     const validity = validityMs(req.ttlMs, elapsed, this.config.driftFactor)
@@ -140,6 +140,11 @@ export class LockEngine {
       votedYes: new Set(votes.map((v) => this.quorum.nodes[v.index] as RedisNode)),
       grant: grantOf(req, { fence, ttlMs: req.ttlMs, validityMs: validity, since: Date.now() - elapsed, holdCount: 1, regranted: false }),
     }
+  }
+
+  /** The hand-offs this waiter holds from nodes that may vote (the vote rule, as for any answer). */
+  private handOffVotes(waiter: Waiter): HandOffVote[] {
+    return waiter.handOffVotes(this.config.driftFactor).filter((v) => this.quorum.nodes[v.index]?.mayVote === true)
   }
 
   private async attempt(req: AcquireRequest, waiter?: Waiter): Promise<Attempt> {
@@ -198,7 +203,7 @@ export class LockEngine {
       granted: true,
       hold,
       attempt,
-      votedYes: new Set(tally.answers.filter((a) => a.ok && isYes(a.value[0] ?? 0)).map((a) => a.node)),
+      votedYes: new Set(tally.answers.filter((a) => a.ok && isYes(a.value[0] ?? 0) && a.node.mayVote).map((a) => a.node)),
       grant: grantOf(req, {
         fence,
         ttlMs: req.ttlMs,
@@ -219,7 +224,7 @@ export class LockEngine {
       settledByMajority,
     )
     const renewed = replies(tally).filter((r) => r[0] === ScriptCode.RENEWED)
-    if (renewed.length < tally.majority) throw this.notHeld(req.key, tally)
+    if (renewed.length < tally.majority) throw this.notHeld(req.key, tally, replies(tally))
 
     const ttlMs = consensus(renewed.map((r) => r[3] ?? 0))
     const validity = validityMs(ttlMs, performance.now() - started, this.config.driftFactor)
@@ -242,8 +247,10 @@ export class LockEngine {
       (node) => node.run('release', keys.all, args) as Promise<Reply>,
       settledByMajority,
     )
-    const done = replies(tally).filter((r) => isYes(r[0] ?? 0))
-    if (done.length < tally.majority) throw this.notHeld(req.key, tally)
+    // Release reads every answer, voting or not: removing a hold is safe whoever reports it.
+    const all = anyReplies(tally)
+    const done = all.filter((r) => isYes(r[0] ?? 0))
+    if (done.length < tally.majority) throw this.notHeld(req.key, tally, all)
     const holdCount = consensus(done.map((r) => (r[0] === ScriptCode.RELEASED ? 0 : (r[1] ?? 0))))
     return { key: req.key, released: holdCount === 0, holdCount }
   }
@@ -274,7 +281,7 @@ export class LockEngine {
     const keys = lockKeys(this.config.keyPrefix, namespace, key)
     const tally = await this.quorum.ask(
       (node) => node.run('inspect', keys.all, []) as Promise<Reply>,
-      (t) => t.answers.filter((a) => a.ok).length >= t.majority,
+      (t) => countedAnswers(t) >= t.majority,
     )
     const all = replies(tally)
     if (all.length < tally.majority) throw backendUnavailable(this.quorum, tally, 'no_majority')
@@ -335,16 +342,16 @@ export class LockEngine {
   private async commitFence(keys: LockKeys, hold: string, token: string, fence: number): Promise<boolean> {
     const tally = await this.quorum.ask(
       (node) => node.run('fence_commit', keys.all, [hold, token, fence]),
-      (t) => t.answers.filter((a) => a.ok).length >= t.majority,
+      (t) => countedAnswers(t) >= t.majority,
     )
-    return tally.answers.filter((a) => a.ok).length >= tally.majority
+    return countedAnswers(tally) >= tally.majority
   }
 
   /** Why a renew or release found no majority of holds: someone else's, gone, or undecidable. */
-  private notHeld(key: string, tally: Tally<Reply>): ServiceError {
-    const notOwner = countWhere(tally, is(ScriptCode.NOT_OWNER))
-    const notFound = countWhere(tally, is(ScriptCode.NOT_FOUND))
-    if (notOwner + notFound < tally.majority && failures(tally) > tally.size - tally.majority) {
+  private notHeld(key: string, tally: Tally<Reply>, answers: readonly Reply[]): ServiceError {
+    const notOwner = answers.filter((r) => r[0] === ScriptCode.NOT_OWNER).length
+    const notFound = answers.filter((r) => r[0] === ScriptCode.NOT_FOUND).length
+    if (notOwner + notFound < tally.majority && tally.size - answers.length > tally.size - tally.majority) {
       return backendUnavailable(this.quorum, tally, 'no_majority')
     }
     if (notOwner > notFound) return new ServiceError('not_owner', `lock "${key}" is held under another token`, { key })
@@ -352,9 +359,9 @@ export class LockEngine {
   }
 }
 
-/** "Granted" answers that count: from masters outside their post-restart quarantine. */
+/** "Granted" answers that count (the vote rule: votes.ts replies). */
 function grantVotes(tally: Tally<Reply>): Reply[] {
-  return tally.answers.flatMap((a) => (a.ok && isYes(a.value[0] ?? 0) && a.node.canGrant ? [a.value] : []))
+  return replies(tally).filter((r) => isYes(r[0] ?? 0))
 }
 
 function settledByMajority(t: Tally<Reply>): boolean {

@@ -50,7 +50,7 @@ async function scanPage(deps: ListingDeps, node: RedisNode, namespace: Namespace
   const found = new Set<string>()
   let next = scanCursor
   for (let round = 0; round < 100 && found.size < limit; round++) {
-    const [after, batch] = await node.client.scan(next, 'MATCH', `${head}${prefix}*}`, 'COUNT', limit, 'TYPE', 'hash')
+    const [after, batch] = await node.scanHashes(next, `${head}${prefix}*}`, limit)
     for (const redisKey of batch) found.add(redisKey.slice(head.length, -1))
     next = after
     if (next === '0') break

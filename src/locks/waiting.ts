@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
-import { Redis } from 'ioredis'
+import type { Subscription } from '../redis/node.js'
 import { ServiceError } from '../errors.js'
 import type { Metrics } from '../metrics.js'
 import type { Quorum } from '../redis/quorum.js'
@@ -161,7 +161,7 @@ export class WaitRoom {
   private next = 0
   private readonly waiters = new Map<string, Waiter>()
   private readonly byLock = new Map<string, Set<Waiter>>()
-  private readonly subscribers: Redis[] = []
+  private readonly subscriptions: Subscription[] = []
   private stopping = false
   private touchTimer: NodeJS.Timeout | undefined
 
@@ -183,9 +183,7 @@ export class WaitRoom {
   async start(): Promise<void> {
     const channel = this.wakePrefix + this.replicaId
     for (const node of this.quorum.nodes) {
-      const sub = node.client.duplicate({ enableOfflineQueue: true, commandTimeout: undefined, autoResendUnfulfilledCommands: true })
-      sub.on('error', () => undefined)
-      sub.on('message', (_channel: string, message: string) => {
+      const onPush = (message: string) => {
         // "<id>": look again; "<id>|<fence>|<Redis µs>": handed over (src/lua/include/queue.lua).
         const [id = '', fence, redisUs] = message.split('|')
         const waiter = this.waiters.get(id)
@@ -193,15 +191,12 @@ export class WaitRoom {
         this.metrics.wakeups.inc()
         if (fence === undefined) waiter.wake()
         else waiter.handedOff(node.index, Number(fence), Number(redisUs))
-      })
+      }
       // Pushes sent while the subscription was down are lost: wake everyone to look again.
-      let connectedBefore = false
-      sub.on('ready', () => {
-        if (connectedBefore) for (const w of this.waiters.values()) w.wake()
-        connectedBefore = true
-      })
-      this.subscribers.push(sub)
-      sub.subscribe(channel).catch(() => undefined)
+      const onReconnect = () => {
+        for (const w of this.waiters.values()) w.wake()
+      }
+      this.subscriptions.push(node.subscribe(channel, onPush, onReconnect))
     }
     this.touchTimer = setInterval(() => this.touchAll(), TOUCH_EVERY_MS)
     this.touchTimer.unref()
@@ -272,7 +267,7 @@ export class WaitRoom {
   async close(): Promise<void> {
     this.stopWaiting()
     if (this.touchTimer) clearInterval(this.touchTimer)
-    await Promise.all(this.subscribers.map((s) => s.quit().catch(() => s.disconnect())))
+    await Promise.all(this.subscriptions.map((s) => s.close()))
   }
 }
 

@@ -32,6 +32,6 @@ else
 end
 if dropped == 1 then
   refresh_ttl(now)
-  wake_front(now, false, ARGV[3] or '0')
+  wake_front(now, false, ARGV[3])
 end
 return dropped

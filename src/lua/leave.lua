@@ -14,7 +14,7 @@
 --@include fence
 --@include queue
 
-local id, mode, tok, hint = ARGV[1], ARGV[2], ARGV[3] or '', ARGV[4] or '0'
+local id, mode, tok, hint = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local now = now_ms()
 
 -- A hand-off carries the waiter id as its attempt id: undoing that attempt hands it back.

@@ -26,7 +26,7 @@ if mode == 'write' then
   if count > 0 then return { 2, count } end
   redis.call('HDEL', KEYS[1], unpack(WRITER_FIELDS))
   refresh_ttl(now)
-  wake_front(now, false, ARGV[3] or '0')
+  wake_front(now, false, ARGV[3])
   return { 1, 0 }
 end
 
@@ -42,5 +42,5 @@ if r.count > 1 then
 end
 drop_reader(tok)
 refresh_ttl(now)
-wake_front(now, false, ARGV[3] or '0')
+wake_front(now, false, ARGV[3])
 return { 1, 0 }

@@ -15,5 +15,5 @@
 local now = now_ms()
 if not undo_attempt(ARGV[1], ARGV[2], ARGV[3]) then return 0 end
 refresh_ttl(now)
-wake_front(now, false, ARGV[4] or '0')
+wake_front(now, false, ARGV[4])
 return 1

@@ -2,26 +2,52 @@ import { performance } from 'node:perf_hooks'
 import { Redis } from 'ioredis'
 import { SCRIPT_KEY_COUNT, type ScriptName } from './scripts.js'
 import type { Metrics } from '../metrics.js'
+import { ClockWatch, type ClockStatus } from './clock.js'
 
 export interface NodeStatus {
   index: number
   address: string
   up: boolean
   latencyMs: number | null
-  /** ms until a node that came back empty may count toward grants again (0: it counts) */
+  /** Whether this node's answers count toward a majority now, and if not, why (the vote rule). */
+  vote: VoteState
+  /** ms until a node that restarted empty counts toward grants again (0: it counts) */
   quarantineMs: number
+  clock: ClockStatus
 }
+
+/**
+ * The vote rule, in one place: a node's answer counts toward a majority (grants, hand-offs, renewals,
+ * fence commits, inspection) only while the node is `counts`: connected, identified as a master
+ * whose restart history is known, outside its delayed-restart quarantine, and with a trusted clock.
+ */
+export type VoteState = 'counts' | 'down' | 'identifying' | 'replica' | 'quarantined' | 'clock_untrusted'
+
+/** What the node said about itself on connecting (INFO), for the restart check. */
+export interface Identity {
+  runId: string
+  uptimeMs: number
+  /** The run_id this replica saw before on this node, if any. */
+  previousRunId: string | undefined
+}
+
+/** Whether a newly identified node may count, and from when (see src/redis/restarts.ts). */
+export type RestartVerdict = { counts: true; quarantineUntil: number; restarted: boolean } | { counts: false; retryInMs: number }
 
 export interface NodeOptions {
   timeoutMs: number
-  /**
-   * Redlock's delayed restart: after the node is seen to restart (its run_id changed), its "granted"
-   * votes do not count for this long (MAX_TTL_MS), so a lock granted before the restart cannot be
-   * granted again through it. 0 disables it (a quorum of one has no other node to carry on with).
-   */
-  quarantineMs: number
   /** The Lua scripts, settings included (loadScripts). */
   scripts: ReadonlyMap<ScriptName, string>
+  driftFactor: number
+  /** How long a misbehaving clock must behave before it counts again (MAX_TTL_MS). */
+  clockProbationMs: number
+  log?: NodeLog
+}
+
+/** The part of a pino logger a node writes to. */
+export interface NodeLog {
+  warn(obj: object, msg: string): void
+  info(obj: object, msg: string): void
 }
 
 export type NodeFailure = 'timeout' | 'unavailable' | 'error'
@@ -34,6 +60,10 @@ export class NodeError extends Error {
     super(message)
     this.name = 'NodeError'
   }
+}
+
+export interface Subscription {
+  close(): Promise<void>
 }
 
 /** "host:port" of a Redis URL: what logs, metrics and bodies may show (never the password). */
@@ -56,7 +86,15 @@ export class RedisNode {
   private readonly timeoutMs: number
   private runId: string | undefined
   private role: string | undefined
+  /** Set once the restart check let this connection's answers count (reset on every reconnect). */
+  private checked = false
+  /** performance.now() until which the node is in its delayed-restart quarantine. */
   private quarantinedUntil = 0
+  /** Bumped on every connection change, so a slow identification of an old connection is dropped. */
+  private connection = 0
+  readonly clock: ClockWatch
+  /** Set by the quorum: decides whether a newly identified node may count (src/redis/restarts.ts). */
+  restartCheck: ((node: RedisNode, identity: Identity) => Promise<RestartVerdict>) | undefined
 
   constructor(
     readonly index: number,
@@ -67,6 +105,7 @@ export class RedisNode {
     const timeoutMs = options.timeoutMs
     this.timeoutMs = timeoutMs
     this.address = redisAddress(url)
+    this.clock = new ClockWatch(options.driftFactor, options.clockProbationMs)
     this.client = new Redis(url, {
       enableOfflineQueue: false,
       autoResendUnfulfilledCommands: false,
@@ -81,11 +120,14 @@ export class RedisNode {
     })
     this.client.on('ready', () => {
       this.metrics.nodeUp.set({ node: String(index) }, 1)
-      this.identify()
+      this.connection++
+      void this.identify(this.connection)
     })
     this.client.on('close', () => {
       this.metrics.nodeUp.set({ node: String(index) }, 0)
+      this.connection++
       this.role = undefined
+      this.checked = false
     })
     this.metrics.nodeUp.set({ node: String(index) }, 0)
     for (const [name, lua] of options.scripts) {
@@ -97,46 +139,105 @@ export class RedisNode {
     return this.client.status === 'ready'
   }
 
-  /**
-   * Whether a "granted" answer from this node counts toward a majority: it is a known master and not
-   * quarantined after a restart. Sent on 'ready' before any lock command can be, the INFO reply always
-   * arrives before the reply of a lock command on the same connection, so this is current when votes
-   * are counted.
-   */
-  get canGrant(): boolean {
-    return this.role === 'master' && Date.now() >= this.quarantinedUntil
+  /** The vote rule (see VoteState). */
+  get vote(): VoteState {
+    if (!this.up) return 'down'
+    if (this.role !== undefined && this.role !== 'master') return 'replica'
+    if (this.role === undefined || !this.checked) return 'identifying'
+    const now = performance.now()
+    if (now < this.quarantinedUntil) return 'quarantined'
+    if (!this.clock.trusted(now)) return 'clock_untrusted'
+    return 'counts'
+  }
+
+  /** Whether this node's answers count toward a majority now. */
+  get mayVote(): boolean {
+    return this.vote === 'counts'
   }
 
   get isReplica(): boolean {
     return this.role !== undefined && this.role !== 'master'
   }
 
-  private identify(): void {
-    this.client.info('server', 'replication').then(
-      (info) => {
-        const runId = /^run_id:(\w+)/m.exec(info)?.[1]
-        const role = /^role:(\w+)/m.exec(info)?.[1]
-        if (this.runId !== undefined && runId !== this.runId && this.options.quarantineMs > 0) {
-          this.quarantinedUntil = Date.now() + this.options.quarantineMs
-          this.metrics.nodeRestarts.inc({ node: String(this.index) })
-        }
-        this.runId = runId
-        this.role = role
-      },
-      () => {
-        // Not identified yet: its grants do not count until an attempt succeeds.
-        setTimeout(() => {
-          if (this.up && this.role === undefined) this.identify()
-        }, 500).unref()
-      },
-    )
+  /** The run_id of the identified node, while connected and identified. */
+  get identifiedRunId(): string | undefined {
+    return this.checked ? this.runId : undefined
   }
 
-  /** Resolves once connected and identified, or after `withinMs`, whichever comes first; never rejects. */
+  /**
+   * On every (re)connection: who is this (INFO: role, run_id, uptime), a first clock sample, then the
+   * restart check. Until all three are done its answers do not count.
+   */
+  private async identify(connection: number): Promise<void> {
+    const retry = (ms: number) =>
+      setTimeout(() => {
+        if (connection === this.connection) void this.identify(connection)
+      }, ms).unref()
+    try {
+      const info = await this.client.info('server', 'replication')
+      const runId = /^run_id:(\w+)/m.exec(info)?.[1] ?? ''
+      const role = /^role:(\w+)/m.exec(info)?.[1]
+      const uptimeMs = Number(/^uptime_in_seconds:(\d+)/m.exec(info)?.[1] ?? 0) * 1000
+      if (connection !== this.connection) return
+      this.role = role
+      if (role !== 'master') return
+      await this.sampleClock()
+      const verdict = (await this.restartCheck?.(this, { runId, uptimeMs, previousRunId: this.runId })) ?? {
+        counts: true,
+        quarantineUntil: 0,
+        restarted: false,
+      }
+      if (connection !== this.connection) return
+      if (!verdict.counts) return void retry(verdict.retryInMs)
+      this.runId = runId
+      if (verdict.quarantineUntil > performance.now()) {
+        this.quarantinedUntil = verdict.quarantineUntil
+        if (verdict.restarted) this.metrics.nodeRestarts.inc({ node: String(this.index) })
+        this.options.log?.warn(
+          { node: this.index, address: this.address, quarantineMs: Math.round(verdict.quarantineUntil - performance.now()) },
+          'redis node restarted recently and may have lost locks: its votes do not count until its quarantine ends',
+        )
+      }
+      this.checked = true
+    } catch {
+      // Not identified yet: its answers do not count until it is.
+      retry(500)
+    }
+  }
+
+  /** One TIME sample for the clock check; never rejects. */
+  async sampleClock(): Promise<void> {
+    if (!this.up) return
+    const sentAt = performance.now()
+    let time: [string, string]
+    try {
+      time = (await this.client.time()) as unknown as [string, string]
+    } catch {
+      return
+    }
+    const receivedAt = performance.now()
+    const change = this.clock.add({ sentAt, receivedAt, nodeMs: Number(time[0]) * 1000 + Number(time[1]) / 1000 })
+    const node = String(this.index)
+    const rate = this.clock.rate()
+    if (rate !== null) this.metrics.nodeClockRate.set({ node }, rate)
+    if (change === 'distrusted') {
+      this.metrics.nodeClockDistrusted.inc({ node })
+      this.options.log?.warn(
+        { node: this.index, address: this.address, trustedInMs: this.clock.status(receivedAt).trustedInMs, why: this.clock.lastViolation },
+        'redis node clock distrusted: its votes do not count until it has behaved for MAX_TTL_MS',
+      )
+    } else if (change === 'trusted') {
+      this.options.log?.info({ node: this.index, address: this.address }, 'redis node clock trusted again')
+    }
+  }
+
+  /** Resolves once connected and allowed to vote, or after `withinMs`, whichever comes first; never rejects. */
   async waitUntilReady(withinMs: number): Promise<boolean> {
     const deadline = Date.now() + withinMs
     const connected = await this.waitForConnection(withinMs)
-    while (connected && this.role === undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10))
+    while (connected && (this.role === undefined || (this.role === 'master' && !this.checked)) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 10))
+    }
     return connected
   }
 
@@ -155,19 +256,57 @@ export class RedisNode {
   }
 
   status(): NodeStatus {
+    const now = performance.now()
     return {
       index: this.index,
       address: this.address,
       up: this.up,
       latencyMs: this.lastLatencyMs,
-      quarantineMs: Math.max(0, this.quarantinedUntil - Date.now()),
+      vote: this.vote,
+      quarantineMs: Math.max(0, Math.ceil(this.quarantinedUntil - now)),
+      clock: this.clock.status(now),
     }
+  }
+
+  /**
+   * The restart record of another node kept on this one (src/redis/restarts.ts): the run_ids seen for
+   * node `index`. Adds `runId` (after clearing the others when `reset`) and returns the set as it was.
+   */
+  async recordRun(key: string, runId: string, reset: boolean, ttlMs: number): Promise<string[]> {
+    const tx = this.client.multi().smembers(key)
+    if (reset) tx.del(key)
+    const replies = await this.measure(tx.sadd(key, runId).pexpire(key, ttlMs).exec())
+    const [err, members] = replies?.[0] ?? [new Error('no reply')]
+    if (err) throw classify(err, this.timeoutMs)
+    return members as string[]
   }
 
   /** Run one script; rejects with a NodeError saying whether the node was down, slow or broken. */
   run(script: ScriptName, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
     const command = (this.client as unknown as Record<ScriptName, ScriptCommand>)[script]
     return this.measure(command.call(this.client, ...keys, ...args))
+  }
+
+  /** One SCAN step over the hash keys matching `pattern`: the next cursor and the keys found. */
+  scanHashes(cursor: string, pattern: string, count: number): Promise<[string, string[]]> {
+    return this.measure(this.client.scan(cursor, 'MATCH', pattern, 'COUNT', count, 'TYPE', 'hash'))
+  }
+
+  /**
+   * A connection of its own listening on `channel` (pub/sub takes a connection over). It resubscribes
+   * by itself after a reconnect; pushes sent meanwhile are lost, so `onReconnect` tells the caller.
+   */
+  subscribe(channel: string, onMessage: (message: string) => void, onReconnect: () => void): Subscription {
+    const sub = this.client.duplicate({ enableOfflineQueue: true, commandTimeout: undefined, autoResendUnfulfilledCommands: true })
+    sub.on('error', () => undefined)
+    sub.on('message', (_channel: string, message: string) => onMessage(message))
+    let connectedBefore = false
+    sub.on('ready', () => {
+      if (connectedBefore) onReconnect()
+      connectedBefore = true
+    })
+    sub.subscribe(channel).catch(() => undefined)
+    return { close: () => sub.quit().then(() => undefined, () => sub.disconnect()) }
   }
 
   ping(): Promise<unknown> {

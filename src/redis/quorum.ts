@@ -1,6 +1,7 @@
-import { NodeError, RedisNode, type NodeFailure, type NodeStatus } from './node.js'
+import { NodeError, RedisNode, type NodeFailure, type NodeLog, type NodeStatus } from './node.js'
 import type { ScriptName } from './scripts.js'
 import type { Metrics } from '../metrics.js'
+import { RestartGuard } from './restarts.js'
 
 /** What one node said: a reply, or why it gave none (still pending when the vote settled = timeout). */
 export type Answer<T> = { node: RedisNode; ok: true; value: T } | { node: RedisNode; ok: false; reason: NodeFailure; message: string }
@@ -19,6 +20,7 @@ export interface Tally<T> {
  */
 export class Quorum {
   readonly majority: number
+  private readonly timers: NodeJS.Timeout[] = []
 
   constructor(
     readonly nodes: readonly RedisNode[],
@@ -86,19 +88,64 @@ export class Quorum {
     }
   }
 
+  /** Per-node vote gauges, refreshed every second and before every scrape. */
+  publishGauges(): void {
+    for (const node of this.nodes) {
+      const status = node.status()
+      this.metrics.nodeVotes.set({ node: String(node.index) }, status.vote === 'counts' ? 1 : 0)
+      this.metrics.nodeQuarantine.set({ node: String(node.index) }, status.quarantineMs / 1000)
+    }
+  }
+
+  /** A background chore that stops when the quorum closes. */
+  every(ms: number, chore: () => void): void {
+    const timer = setInterval(chore, ms)
+    timer.unref()
+    this.timers.push(timer)
+  }
+
   async close(): Promise<void> {
+    for (const timer of this.timers) clearInterval(timer)
     await Promise.all(this.nodes.map((n) => n.close()))
   }
 }
 
-export function createQuorum(
-  urls: readonly string[],
-  options: { timeoutMs: number; maxTtlMs: number; scripts: ReadonlyMap<ScriptName, string> },
-  metrics: Metrics,
-): Quorum {
-  const quarantineMs = urls.length >= 3 ? options.maxTtlMs : 0
-  return new Quorum(
-    urls.map((url, index) => new RedisNode(index, url, { timeoutMs: options.timeoutMs, quarantineMs, scripts: options.scripts }, metrics)),
+export interface QuorumOptions {
+  timeoutMs: number
+  maxTtlMs: number
+  driftFactor: number
+  keyPrefix: string
+  scripts: ReadonlyMap<ScriptName, string>
+  log?: NodeLog
+}
+
+/** How often each node's clock is sampled, and (every RECORD_EVERY samples) restart records refreshed. */
+const CLOCK_SAMPLE_MS = 1000
+const RECORD_EVERY = 10
+
+export function createQuorum(urls: readonly string[], options: QuorumOptions, metrics: Metrics): Quorum {
+  const nodeOptions = {
+    timeoutMs: options.timeoutMs,
+    scripts: options.scripts,
+    driftFactor: options.driftFactor,
+    clockProbationMs: options.maxTtlMs,
+    ...(options.log ? { log: options.log } : {}),
+  }
+  const quorum = new Quorum(
+    urls.map((url, index) => new RedisNode(index, url, nodeOptions, metrics)),
     metrics,
   )
+  // A quorum of one has no peer to carry on with while a node waits out a restart: no quarantine.
+  const guard =
+    urls.length >= 3
+      ? new RestartGuard(quorum.nodes, quorum.majority, options.maxTtlMs * (1 + options.driftFactor), (i) => `${options.keyPrefix}node:${i}:runs`)
+      : undefined
+  for (const node of quorum.nodes) if (guard) node.restartCheck = (n, identity) => guard.check(n, identity)
+  let tick = 0
+  quorum.every(CLOCK_SAMPLE_MS, () => {
+    for (const node of quorum.nodes) void node.sampleClock()
+    quorum.publishGauges()
+    if (guard && ++tick % RECORD_EVERY === 0) guard.refresh()
+  })
+  return quorum
 }

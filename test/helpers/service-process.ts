@@ -38,7 +38,14 @@ export async function startService(env: Record<string, string>, opts: { t?: Tear
   const collect = (c: Buffer) => (output = (output + c.toString()).slice(-OUTPUT_LIMIT))
   child.stdout?.on('data', collect)
   child.stderr?.on('data', collect)
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      // A grandchild (tsx's esbuild) may hold the pipes open after a SIGKILL: stop reading them.
+      child.stdout?.destroy()
+      child.stderr?.destroy()
+      resolve(code)
+    }),
+  )
   let exitCode: number | null | undefined
   void exited.then((code) => (exitCode = code))
   const url = `http://127.0.0.1:${port}`

@@ -31,11 +31,10 @@ interface Pair {
   stalled: boolean
 }
 
-/** RST where the platform supports it (a reset, not a polite FIN), else a plain destroy. */
+/** Close at once. (Not resetAndDestroy: on Node 20 it leaves a handle that keeps the test process alive.) */
 function abort(socket: net.Socket | undefined): void {
   if (!socket || socket.destroyed) return
-  if (typeof socket.resetAndDestroy === 'function' && socket.readyState !== 'opening') socket.resetAndDestroy()
-  else socket.destroy()
+  socket.destroy()
 }
 
 /** Forward `from` → `to` unless the pair is stalled; pause `from` while `to` is backed up. */

@@ -13,20 +13,16 @@
 -- renewed lately, and is not made when its push reaches no subscriber (that replica is gone: the
 -- waiter leaves the line at once).
 
--- Also reads the "mode|lease" entries of replicas from before hand-offs (tok = nil: such a waiter is
--- woken, never handed the lock), so that a rolling upgrade does not break the line.
 local function waiter_info(id)
   local v = redis.call('HGET', KEYS[6], id)
   if not v then return nil end
   local mode, lease, tok, ttl = string.match(v, '^(%a+)|(%d+)|([^|]*)|(%d+)$')
-  if not mode then mode, lease = string.match(v, '^(%a+)|(%d+)') end
-  return { mode = mode or 'write', lease = tonumber(lease) or 0, tok = tok, ttl = tonumber(ttl) }
+  if not mode then return nil end -- not an entry of ours: the waiter counts as gone
+  return { mode = mode, lease = tonumber(lease), tok = tok, ttl = tonumber(ttl) }
 end
 
 local function put_waiter(id, w)
-  local v = w.mode .. '|' .. w.lease
-  if w.tok then v = v .. '|' .. w.tok .. '|' .. w.ttl end
-  redis.call('HSET', KEYS[6], id, v)
+  redis.call('HSET', KEYS[6], id, w.mode .. '|' .. w.lease .. '|' .. w.tok .. '|' .. w.ttl)
 end
 
 local function leave_line(id)
@@ -110,7 +106,7 @@ end
 -- not handed a lock it cannot use.
 local RENEWED_WITHIN_MS = 1500
 local function renewed_lately(w, now)
-  return w.tok ~= nil and w.lease - now >= WAITER_LEASE_MS - RENEWED_WITHIN_MS
+  return w.lease - now >= WAITER_LEASE_MS - RENEWED_WITHIN_MS
 end
 
 -- Let the front of the line proceed: a writer at the head, or the run of readers at the head, gets
