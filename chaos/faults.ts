@@ -76,6 +76,13 @@ function oneNode(rng: Rng, ctx: PlanContext, detail: string, faulty: boolean, cl
   return { nodes: [node], replicas: [], faulty: faulty ? [node] : [], detail, clock }
 }
 
+/** One node's clock running fast: within the allowance (not a fault) or outside it (a faulty node). */
+function fastClock(rng: Rng, ctx: PlanContext, within: boolean): Targets | undefined {
+  const rates = clockRates(ctx.settings)
+  const rate = within ? rates.within : rates.outside
+  return oneNode(rng, ctx, `rate ${rate} (${within ? 'within' : 'outside'} DRIFT_FACTOR)`, !within, { rate, withinAllowance: within })
+}
+
 function majorityOfNodes(rng: Rng, ctx: PlanContext, detail: string, clock?: Targets['clock']): Targets | undefined {
   if (ctx.freeNodes.length < ctx.majority) return undefined
   const nodes = rng.sample(ctx.freeNodes, ctx.majority).sort((a, b) => a - b)
@@ -131,20 +138,14 @@ export const faultKinds: Readonly<Record<FaultName, FaultKind>> = {
   },
   'clock-drift': {
     name: 'clock-drift',
-    plan(rng, ctx) {
-      const rate = clockRates(ctx.settings).within
-      return oneNode(rng, ctx, `rate ${rate} (within DRIFT_FACTOR)`, false, { rate, withinAllowance: true })
-    },
+    plan: (rng, ctx) => fastClock(rng, ctx, true),
     apply: setRate,
     // Back to rate 1 with no step: the small lead it gained stays (a step back would itself be a clock fault).
     heal: (cluster, t) => each(t.nodes, (i) => cluster.nodes[i]!.clock.setRate(1)),
   },
   'clock-fast': {
     name: 'clock-fast',
-    plan(rng, ctx) {
-      const rate = clockRates(ctx.settings).outside
-      return oneNode(rng, ctx, `rate ${rate} (outside DRIFT_FACTOR)`, true, { rate, withinAllowance: false })
-    },
+    plan: (rng, ctx) => fastClock(rng, ctx, false),
     apply: setRate,
     heal: resetClock,
   },
