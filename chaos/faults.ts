@@ -52,6 +52,11 @@ export interface FaultKind {
   readonly name: FaultName
   /** how long it lasts, ms (default: the nemesis' 1–4 s) */
   readonly durationMs?: readonly [number, number]
+  /**
+   * The service keeps the node out of the vote for about MAX_TTL_MS after the heal, by design: the
+   * quarantine of a restarted node, the probation of a clock that left the allowance.
+   */
+  readonly sitsOut?: boolean
   /** Targets among the free ones, or undefined when this fault does not fit now. */
   plan(rng: Rng, ctx: PlanContext): Targets | undefined
   apply(cluster: Cluster, targets: Targets): Promise<void>
@@ -104,12 +109,14 @@ export const faultKinds: Readonly<Record<FaultName, FaultKind>> = {
   },
   'kill-node': {
     name: 'kill-node',
+    sitsOut: true,
     plan: (rng, ctx) => oneNode(rng, ctx, 'SIGKILL, restarted empty', true),
     apply: killNode,
     heal: restartNode,
   },
   'restart-node': {
     name: 'restart-node',
+    sitsOut: true,
     durationMs: QUICK_RESTART_MS,
     plan: (rng, ctx) => oneNode(rng, ctx, 'SIGKILL, restarted empty at once', true),
     apply: killNode,
@@ -145,18 +152,21 @@ export const faultKinds: Readonly<Record<FaultName, FaultKind>> = {
   },
   'clock-fast': {
     name: 'clock-fast',
+    sitsOut: true,
     plan: (rng, ctx) => fastClock(rng, ctx, false),
     apply: setRate,
     heal: resetClock,
   },
   'clock-step': {
     name: 'clock-step',
+    sitsOut: true,
     plan: (rng, ctx) => oneNode(rng, ctx, `step +${CLOCK_STEP_MS} ms`, true, { stepMs: CLOCK_STEP_MS, withinAllowance: false }),
     apply: (cluster, t) => each(t.nodes, (i) => cluster.nodes[i]!.clock.step(t.clock!.stepMs!)),
     heal: resetClock,
   },
   'host-crash': {
     name: 'host-crash',
+    sitsOut: true,
     plan(rng, ctx) {
       if (ctx.freeNodes.length === 0 || ctx.freeReplicas.length === 0 || ctx.killableReplicas < 1) return undefined
       const node = rng.pick(ctx.freeNodes)
@@ -173,6 +183,7 @@ export const faultKinds: Readonly<Record<FaultName, FaultKind>> = {
   },
   'kill-majority': {
     name: 'kill-majority',
+    sitsOut: true,
     durationMs: QUICK_RESTART_MS,
     plan: (rng, ctx) => majorityOfNodes(rng, ctx, 'a majority SIGKILLed at once, restarted empty'),
     apply: killNode,
@@ -180,6 +191,7 @@ export const faultKinds: Readonly<Record<FaultName, FaultKind>> = {
   },
   'clock-fast-majority': {
     name: 'clock-fast-majority',
+    sitsOut: true,
     plan(rng, ctx) {
       const rate = clockRates(ctx.settings).farOutside
       return majorityOfNodes(rng, ctx, `rate ${rate} on a majority`, { rate, withinAllowance: false })

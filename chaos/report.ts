@@ -6,8 +6,9 @@
 import type { History, Violation } from '../test/helpers/history.js'
 import type { ClockWatch, Detection } from './clock-watch.js'
 import type { Outcome, Problem, WorkloadStats } from './clients.js'
+import { faultKinds } from './faults.js'
 import { describeTargets, type FaultRecord } from './nemesis.js'
-import type { Options } from './options.js'
+import type { Options, ServiceSettings } from './options.js'
 import type { Scenario } from './scenarios.js'
 
 export interface FinalChecks {
@@ -68,18 +69,25 @@ function availability(acquires: readonly { at: number; outcome: Outcome }[]): Av
   }
 }
 
-/** After a heal the replicas reconnect to a node (ioredis backs off up to 1 s): still the fault's doing. */
+/** After a heal the replicas reconnect to a node (ioredis backs off up to 1 s), and sample clocks once a second. */
 export const RECOVERY_MS = 1_000
 
-/** A fault's window: from when it was applied until its heal finished, plus the reconnection allowance. */
-function windows(faults: readonly FaultRecord[]): [number, number][] {
-  return faults.filter((f) => f.appliedAt !== undefined).map((f) => [f.appliedAt!, (f.healDoneAt ?? f.healedAt ?? Infinity) + RECOVERY_MS])
+/**
+ * A fault's window: from when it was applied until its heal finished, plus the reconnection allowance,
+ * plus — for a fault after which the node sits out by design — MAX_TTL_MS × (1 + DRIFT_FACTOR).
+ */
+function windows(faults: readonly FaultRecord[], settings: ServiceSettings): [number, number][] {
+  const sitOutMs = settings.maxTtlMs * (1 + settings.driftFactor) + RECOVERY_MS
+  return faults
+    .filter((f) => f.appliedAt !== undefined)
+    .map((f) => [f.appliedAt!, (f.healDoneAt ?? f.healedAt ?? Infinity) + RECOVERY_MS + (faultKinds[f.kind].sitsOut ? sitOutMs : 0)])
 }
 
 export function buildReport(args: {
   options: Options
   command: string
   scenario: Scenario
+  settings: ServiceSettings
   wallMs: number
   stats: WorkloadStats
   history: History
@@ -94,7 +102,7 @@ export function buildReport(args: {
   const fences = of('fence_order', 'duplicate_fence')
   const bad = of('bad_interval')
 
-  const during = windows(args.faults)
+  const during = windows(args.faults, args.settings)
   // A request is "during faults" when any part of it (sent → answered) is.
   const inFault = (a: { at: number; doneAt: number }) => during.some(([from, to]) => a.at <= to && a.doneAt >= from)
   const faults: ChaosReport['faults'] = args.faults.map((f) => (f.clock ? { ...f, detection: args.watch.detection(f) } : f))
@@ -181,7 +189,7 @@ export function formatReport(r: ChaosReport): string {
   for (const e of r.history.examples) lines.push(`  ${e}`)
   const a = r.availability
   lines.push(
-    `availability (a fault lasts until ${RECOVERY_MS / 1000} s after its heal): 503 share of answered acquires during faults ${pct(a.duringFaults.share503)} (${a.duringFaults.unavailable}/${a.duringFaults.acquires - a.duringFaults.connectionErrors}), ` +
+    `availability (a fault lasts until ${RECOVERY_MS / 1000} s after its heal, or the node's quarantine or clock probation ends): 503 share of answered acquires during faults ${pct(a.duringFaults.share503)} (${a.duringFaults.unavailable}/${a.duringFaults.acquires - a.duringFaults.connectionErrors}), ` +
       `outside faults ${pct(a.outsideFaults.share503)} (${a.outsideFaults.unavailable}/${a.outsideFaults.acquires - a.outsideFaults.connectionErrors}); ` +
       `connection errors ${a.duringFaults.connectionErrors} during, ${a.outsideFaults.connectionErrors} outside`,
   )

@@ -111,6 +111,7 @@ async function run(options: Options): Promise<boolean> {
       options,
       command,
       scenario,
+      settings,
       wallMs: performance.now() - wallStart,
       stats,
       history,
