@@ -1,6 +1,6 @@
 /** Command-line options of `npm run chaos`, and the command that reproduces a run. */
 import { parseArgs } from 'node:util'
-import { parseDuration } from '../src/http/duration.js'
+import { parseDuration } from '../src/contract/duration.js'
 import { kindNames } from './kinds/index.js'
 import { scenarios, type ScenarioName } from './scenarios.js'
 

@@ -4,7 +4,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import fastifySwagger from '@fastify/swagger'
 import { jsonSchemaTransform, jsonSchemaTransformObject, validatorCompiler } from 'fastify-type-provider-zod'
 import type { Config } from './config.js'
-import { ServiceError } from './errors.js'
+import { fail } from './errors.js'
 import { installErrorHandling } from './http/errors.js'
 import { installAuth } from './http/auth.js'
 import { lockRoutes, rwlockRoutes } from './http/locks.js'
@@ -160,7 +160,7 @@ function installJsonParser(app: FastifyInstance): void {
     parseJson(request, text, (err, value) => {
       if (err) return done(err)
       if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-        return done(new ServiceError('invalid_request', 'the body must be a JSON object (or empty)'))
+        return done(fail.invalid('the body must be a JSON object (or empty)'))
       }
       done(null, value)
     })

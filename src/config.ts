@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { z } from 'zod'
+import { keyPrefixRule, redisKeyPrefixRule } from './contract/patterns.js'
+import { wholeNumber } from './contract/whole-number.js'
 
 /**
  * Service configuration: parsed once from the environment by zod, then frozen.
@@ -7,12 +9,7 @@ import { z } from 'zod'
  */
 
 const integer = (name: string, def: number, min: number, max: number) =>
-  z
-    .string()
-    .trim()
-    .regex(/^-?\d+$/, `${name} must be a whole number`)
-    .transform(Number)
-    .pipe(z.number().min(min, `${name} must be at least ${min}`).max(max, `${name} must be at most ${max}`))
+  wholeNumber(name, min, max)
     .optional()
     .transform((v) => v ?? def)
 
@@ -50,7 +47,7 @@ export const envSchema = z.object({
   REDIS_URL: redisUrl.optional(),
   KEY_PREFIX: z
     .string()
-    .regex(/^[A-Za-z0-9._:@=+-]{0,64}$/, 'KEY_PREFIX may use A-Z a-z 0-9 . _ - : @ = + (no braces), up to 64 characters')
+    .regex(redisKeyPrefixRule.pattern, `KEY_PREFIX: ${redisKeyPrefixRule.text}`)
     .default('lock-service:'),
   DEFAULT_TTL_MS: integer('DEFAULT_TTL_MS', 30_000, 100, 86_400_000),
   MAX_TTL_MS: integer('MAX_TTL_MS', 3_600_000, 100, 86_400_000),
@@ -78,7 +75,7 @@ export const apiKeySchema = z.strictObject({
     .string()
     .regex(/^[0-9a-fA-F]{64}$/, 'secretSha256 must be the hex SHA-256 of the secret (64 hex digits)')
     .transform((h) => h.toLowerCase()),
-  prefixes: z.array(z.string().regex(/^[A-Za-z0-9._:@=+-]{0,200}$/, 'prefixes use the lock-key characters')).default([]),
+  prefixes: z.array(z.string().regex(keyPrefixRule.pattern, `prefixes: ${keyPrefixRule.text}`)).default([]),
   admin: z.boolean().default(false),
 })
 
@@ -179,12 +176,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   if (problems.size > 0) throw new ConfigError([...problems.values()])
 
-  const e = valid as Env
+  return toConfig(valid as Env, auth)
+}
+
+function toConfig(e: Env, auth: Config['auth']): Config {
   const urls = e.REDIS_URLS.length > 0 ? e.REDIS_URLS : [e.REDIS_URL ?? DEFAULT_REDIS_URL]
-  return configFrom({
+  return Object.freeze({
     port: e.PORT,
     host: e.HOST,
-    redisUrls: urls,
+    redisUrls: Object.freeze(urls),
     keyPrefix: e.KEY_PREFIX,
     defaultTtlMs: e.DEFAULT_TTL_MS,
     maxTtlMs: e.MAX_TTL_MS,
@@ -206,22 +206,8 @@ function shown(name: string, raw: string | undefined): string {
   return JSON.stringify(text)
 }
 
-export const defaultConfig: Config = Object.freeze({
-  port: 8080,
-  host: '0.0.0.0',
-  redisUrls: Object.freeze([DEFAULT_REDIS_URL]),
-  keyPrefix: 'lock-service:',
-  defaultTtlMs: 30_000,
-  maxTtlMs: 3_600_000,
-  maxWaitMs: 60_000,
-  maxWaiters: 10_000,
-  maxReaders: 1_000,
-  nodeTimeoutMs: 500,
-  driftFactor: 0.01,
-  logLevel: 'info',
-  auth: null,
-  protectMetrics: false,
-})
+/** Every setting at its default: the environment schema's defaults, with no environment. */
+export const defaultConfig: Config = toConfig(envSchema.parse({}), null)
 
 /** A frozen Config: defaults overridden by `overrides` (tests and the bench build theirs this way). */
 export function configFrom(overrides: Partial<Config>): Config {

@@ -18,6 +18,8 @@ export const errorStatus = {
   backend_unavailable: 503,
   shutting_down: 503,
   internal_error: 500,
+  /** Never sent: the client hung up before its answer (nginx's 499); it shows in logs and metrics. */
+  client_gone: 499,
 } as const
 
 export type ErrorCode = keyof typeof errorStatus
@@ -48,4 +50,45 @@ export class ServiceError extends Error {
 
 export function retryAfterSeconds(ms: number): number {
   return Math.max(1, Math.ceil(ms / 1000))
+}
+
+/** How long (ms) to tell a client to wait before retrying an answer that says "not now". */
+export const RETRY_AFTER_MS = {
+  /** The backend could not decide (nodes down, no voting majority). */
+  backend: 1000,
+  /** This replica or this lock has the most waiters it takes. */
+  busy: 1000,
+  /** This replica is shutting down: another one answers at once. */
+  shuttingDown: 1000,
+  /** A held lock whose holds' remaining time is unknown. */
+  held: 1000,
+} as const
+
+type Issues = { path: string; message: string }[]
+
+/** Every ServiceError the service raises is built here, so codes, messages and hints stay consistent. */
+export const fail = {
+  invalid: (message: string, issues?: Issues) => new ServiceError('invalid_request', message, issues ? { issues } : {}),
+  unauthorized: (message: string) => new ServiceError('unauthorized', message),
+  forbidden: (message: string, details: Record<string, unknown> = {}) => new ServiceError('forbidden', message, details),
+  /** Nothing held where the caller expected a hold. */
+  notFound: (key: string, message: string) => new ServiceError('lock_not_found', message, { key }),
+  notOwner: (key: string) => new ServiceError('not_owner', `lock "${key}" is held under another token`, { key }),
+  held: (key: string, retryAfterMs: number) => new ServiceError('lock_held', `lock "${key}" is held by another owner`, { key, retryAfterMs }, retryAfterMs),
+  upgradeNotSupported: (key: string) =>
+    new ServiceError(
+      'upgrade_not_supported',
+      `this token holds a read hold on "${key}": release the read hold first, then ask for the write hold`,
+      { key },
+    ),
+  tooManyWaiters: (message: string, details: Record<string, unknown> = {}) => new ServiceError('too_many_waiters', message, details, RETRY_AFTER_MS.busy),
+  tooManyReaders: (key: string, max: number) =>
+    new ServiceError('too_many_readers', `lock "${key}" already has the most readers allowed (${max}, MAX_READERS)`, { key }),
+  backendUnavailable: (message: string, details: Record<string, unknown>) => new ServiceError('backend_unavailable', message, details, RETRY_AFTER_MS.backend),
+  shuttingDown: () => new ServiceError('shutting_down', 'this replica is shutting down; retry on another', {}, RETRY_AFTER_MS.shuttingDown),
+  /** The answer nobody reads: the client of a waiting acquire hung up. */
+  clientGone: () => new ServiceError('client_gone', 'the client went away before its answer'),
+  /** The same refusal, saying how long the request waited in line first. */
+  afterWaiting: (error: ServiceError, waitedMs: number) =>
+    new ServiceError(error.code, error.message, { ...error.details, waitedMs: Math.round(waitedMs) }, error.retryAfterMs),
 }

@@ -1,6 +1,6 @@
 /** parseDuration: the query-string durations of DESIGN.md (`1500`, `1500ms`, `1.5s`, `2m`, `1h`), in whole ms. */
 import t from 'tap'
-import { parseDuration } from '../src/http/duration.js'
+import { parseDuration } from '../src/contract/duration.js'
 
 t.test('accepted forms resolve to whole milliseconds', async (t) => {
   const accepted: [string, number][] = [

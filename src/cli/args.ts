@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util'
-import { parseDuration } from '../http/duration.js'
+import { parseDuration } from '../contract/duration.js'
+import { keyPrefixRule, lockKeyRule, tokenRule } from '../contract/patterns.js'
 import { UsageError } from './exit.js'
 
 export const DEFAULT_URL = 'http://127.0.0.1:8080'
@@ -119,10 +120,10 @@ const allowed: Record<Exclude<Command, 'help' | 'version'>, readonly OptionName[
   list: ['prefix', 'limit', 'rw', 'json'],
 }
 
-// The service's own rules (src/http/schemas.ts), checked here so a typo fails before any request.
-const KEY = /^[A-Za-z0-9._:@=+-]{1,200}$/
-const PREFIX = /^[A-Za-z0-9._:@=+-]{0,200}$/
-const TOKEN = /^[A-Za-z0-9_-]{16,128}$/
+// The service's own rules (src/contract), checked here so a typo fails before any request.
+const KEY = lockKeyRule.pattern
+const PREFIX = keyPrefixRule.pattern
+const TOKEN = tokenRule.pattern
 
 /**
  * `--token -x…` → `--token=-x…`: an option that takes a value takes the next argument, whatever it
@@ -208,7 +209,7 @@ export function parse(argv: readonly string[], env: Record<string, string | unde
   } else {
     const [k, ...extra] = rest
     if (k === undefined) throw new UsageError(`${command} needs a lock KEY`)
-    if (!KEY.test(k)) throw new UsageError(`bad lock key ${JSON.stringify(k)}: 1–200 characters from A-Z a-z 0-9 . _ - : @ = +`)
+    if (!KEY.test(k)) throw new UsageError(`bad lock key ${JSON.stringify(k)}: ${lockKeyRule.text}`)
     if (extra.length > 0) {
       throw new UsageError(command === 'run' ? `put the command after --: lockctl run ${k} [options] -- ${extra.join(' ')}` : `unexpected argument "${extra[0]}"`)
     }
@@ -217,7 +218,7 @@ export function parse(argv: readonly string[], env: Record<string, string | unde
 
   if (command === 'run' && cmd.length === 0) throw new UsageError('run needs a command: lockctl run KEY [options] -- CMD [ARGS...]')
   if ((command === 'renew' || command === 'release') && values.token === undefined) throw new UsageError(`${command} needs --token`)
-  if (values.token !== undefined && !TOKEN.test(values.token)) throw new UsageError('bad --token: 16–128 characters from A-Z a-z 0-9 _ -')
+  if (values.token !== undefined && !TOKEN.test(values.token)) throw new UsageError(`bad --token: ${tokenRule.text}`)
 
   const ttl = values.ttl
   if (ttl !== undefined && parseDuration(ttl) === undefined) throw new UsageError(durationMessage('--ttl', ttl))
@@ -227,7 +228,7 @@ export function parse(argv: readonly string[], env: Record<string, string | unde
   const graceMs = values.grace === undefined ? DEFAULT_GRACE_MS : parseDuration(values.grace)
   if (graceMs === undefined) throw new UsageError(durationMessage('--grace', values.grace ?? ''))
 
-  if (values.prefix !== undefined && !PREFIX.test(values.prefix)) throw new UsageError('bad --prefix: up to 200 characters from A-Z a-z 0-9 . _ - : @ = +')
+  if (values.prefix !== undefined && !PREFIX.test(values.prefix)) throw new UsageError(`bad --prefix: ${keyPrefixRule.text}`)
   let limit: number | undefined
   if (values.limit !== undefined) {
     limit = /^[1-9]\d{0,8}$/.test(values.limit) ? Number(values.limit) : NaN

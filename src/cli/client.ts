@@ -1,5 +1,4 @@
-import type { z } from 'zod'
-import type { grantSchema } from '../http/schemas.js'
+import type { GrantBody } from '../contract/wire.js'
 import { CliError, EXIT } from './exit.js'
 
 /** The body of an error reply: `{ error, message, ...details }`. */
@@ -11,8 +10,8 @@ export interface ErrorBody {
   [detail: string]: unknown
 }
 
-/** A grant as the service sends it: the wire schema the OpenAPI document is made from. */
-export type Grant = z.output<typeof grantSchema>
+/** A grant as the service sends it. */
+export type Grant = GrantBody
 
 export interface Reply {
   status: number

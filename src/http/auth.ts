@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Config } from '../config.js'
-import { ServiceError } from '../errors.js'
+import { fail, type ServiceError } from '../errors.js'
 
 /** Who is calling: the API key that matched (null while the service runs open, without AUTH_FILE). */
 export interface Caller {
@@ -46,19 +46,19 @@ export function installAuth(app: FastifyInstance, config: Config): void {
 }
 
 function unauthorized(message: string): ServiceError {
-  return new ServiceError('unauthorized', message)
+  return fail.unauthorized(message)
 }
 
 /** A lock key outside the caller's prefixes is 403 (admin keys may use every key). */
 export function authorizeKey(request: FastifyRequest, key: string): void {
   const caller = request.caller
   if (!caller || caller.admin || caller.prefixes.some((p) => key.startsWith(p))) return
-  throw new ServiceError('forbidden', `the API key "${caller.name}" may not use lock "${key}" (allowed prefixes: ${caller.prefixes.join(', ') || 'none'})`, { key })
+  throw fail.forbidden(`the API key "${caller.name}" may not use lock "${key}" (allowed prefixes: ${caller.prefixes.join(', ') || 'none'})`, { key })
 }
 
 /** Admin actions: admin keys only, or anyone while the service runs open. Logged with the caller. */
 export function authorizeAdmin(request: FastifyRequest, action: string, details: Record<string, unknown>): void {
   const caller = request.caller
-  if (caller && !caller.admin) throw new ServiceError('forbidden', `the API key "${caller.name}" is not an admin key: ${action} needs one`)
+  if (caller && !caller.admin) throw fail.forbidden(`the API key "${caller.name}" is not an admin key: ${action} needs one`)
   request.log.info({ admin: caller?.name ?? '(open service)', action, ...details }, 'admin action')
 }

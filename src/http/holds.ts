@@ -8,7 +8,7 @@ import { ClientGone, type Grant, type LockMode } from '../locks/types.js'
 import { acquireSchemas, errorResponses, grantSchema, keyParams, releaseResultSchema, releaseSchemas, renewSchemas, tokenHeaders } from './schemas.js'
 import { newToken, oneOf, requireToken } from './tokens.js'
 import { authorizeAdmin, authorizeKey } from './auth.js'
-import { ServiceError } from '../errors.js'
+import { fail } from '../errors.js'
 
 export interface HoldRoutesOptions {
   config: Config
@@ -105,12 +105,12 @@ export function registerHoldRoutes(fastify: FastifyInstance, { config, engine, o
       const { force, fence } = request.query
       if (force) {
         if (mode === 'read' && fence === undefined) {
-          throw new ServiceError('invalid_request', 'force-releasing a read hold needs the fence of that hold: ?force=true&fence=N', { issues: [{ path: 'querystring.fence', message: 'required with force' }] })
+          throw fail.invalid('force-releasing a read hold needs the fence of that hold: ?force=true&fence=N', [{ path: 'querystring.fence', message: 'required with force' }])
         }
         authorizeAdmin(request, 'force-release', { key, mode, fence })
         return observed.release(mode, () => engine.forceRelease(mode, key, fence))
       }
-      if (fence !== undefined) throw new ServiceError('invalid_request', 'fence goes with force=true', { issues: [{ path: 'querystring.fence', message: 'only with force' }] })
+      if (fence !== undefined) throw fail.invalid('fence goes with force=true', [{ path: 'querystring.fence', message: 'only with force' }])
       const token = requireToken(oneOf('token', request.headers['lock-token'], request.body?.token, request.query.token))
       return observed.release(mode, () => engine.release({ mode, key, token }))
     },

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
-import { ServiceError } from '../errors.js'
+import { fail } from '../errors.js'
 import { errorResponses, keyParams, listQuery, lockListSchema, lockStateSchema, noQuery, rwLockListSchema, rwLockStateSchema } from './schemas.js'
 import { authorizeAdmin, authorizeKey } from './auth.js'
 import type { LockState } from '../locks/types.js'
@@ -22,7 +22,7 @@ export async function lockRoutes(fastify: FastifyInstance, options: HoldRoutesOp
       const key = request.params.key
       authorizeKey(request, key)
       const state = await options.engine.inspect('lock', key)
-      if (!state.writer) throw new ServiceError('lock_not_found', `lock "${key}" is not held`, { key })
+      if (!state.writer) throw fail.notFound(key, `lock "${key}" is not held`)
       return exclusiveView(key, state.writer, state.waiters)
     },
   })
@@ -74,7 +74,7 @@ export async function rwlockRoutes(fastify: FastifyInstance, options: HoldRoutes
       const key = request.params.key
       authorizeKey(request, key)
       const state = await options.engine.inspect('rw', key)
-      if (!state.writer && state.readers === 0) throw new ServiceError('lock_not_found', `read-write lock "${key}" is not held`, { key })
+      if (!state.writer && state.readers === 0) throw fail.notFound(key, `read-write lock "${key}" is not held`)
       return rwView(key, state)
     },
   })

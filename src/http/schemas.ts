@@ -1,6 +1,9 @@
 import { z } from 'zod'
 import { errorStatus } from '../errors.js'
-import { parseDuration } from './duration.js'
+import { parseDuration } from '../contract/duration.js'
+import { keyPrefixRule, lockKeyRule, tokenRule } from '../contract/patterns.js'
+import { wholeNumber } from '../contract/whole-number.js'
+import type { GrantBody, ReleaseBody } from '../contract/wire.js'
 
 /**
  * One zod schema per request part and response; the routes validate with them and openapi.yaml is
@@ -14,13 +17,13 @@ export interface Limits {
 
 export const lockKeySchema = z
   .string()
-  .regex(/^[A-Za-z0-9._:@=+-]{1,200}$/, 'lock keys are 1–200 characters from A-Z a-z 0-9 . _ - : @ = +')
-  .describe('Lock key: 1–200 characters from A-Z a-z 0-9 . _ - : @ = +')
+  .regex(lockKeyRule.pattern, `lock keys are ${lockKeyRule.text}`)
+  .describe(`Lock key: ${lockKeyRule.text}`)
 
 export const tokenSchema = z
   .string()
-  .regex(/^[A-Za-z0-9_-]{16,128}$/, 'tokens are 16–128 characters from A-Z a-z 0-9 _ -')
-  .describe('Owner token: 16–128 characters from A-Z a-z 0-9 _ -')
+  .regex(tokenRule.pattern, `tokens are ${tokenRule.text}`)
+  .describe(`Owner token: ${tokenRule.text}`)
 
 const durationQuery = (name: string, min: number, max: number, maxName: string) =>
   z
@@ -99,13 +102,6 @@ const flag = z
   .enum(['true', 'false'], { error: 'must be true or false' })
   .transform((v) => v === 'true')
 
-const wholeNumber = (name: string, min: number, max: number) =>
-  z
-    .string()
-    .regex(/^\d{1,16}$/, `${name} must be a whole number`)
-    .transform(Number)
-    .pipe(z.number().min(min, `${name} must be at least ${min}`).max(max, `${name} must be at most ${max}`))
-
 export const releaseSchemas = {
   querystring: z.strictObject({
     token: tokenSchema.optional(),
@@ -126,13 +122,13 @@ export const grantSchema = z
     expiresAt: z.string().describe('ISO 8601 time at which Redis drops the hold (grant time + ttlMs)'),
     holdCount: z.number().int(),
   })
-  .describe('A hold')
+  .describe('A hold') satisfies z.ZodType<GrantBody>
 
 export const releaseResultSchema = z.object({
   key: z.string(),
   released: z.boolean().describe('true when the lock is free; false while a reentrant hold still has holds'),
   holdCount: z.number().int(),
-})
+}) satisfies z.ZodType<ReleaseBody>
 
 export const lockStateSchema = z.object({
   key: z.string(),
@@ -146,7 +142,7 @@ export const lockStateSchema = z.object({
 export const listQuery = z.strictObject({
   prefix: z
     .string()
-    .regex(/^[A-Za-z0-9._:@=+-]{0,200}$/, 'prefix uses the lock-key characters')
+    .regex(keyPrefixRule.pattern, `prefix: ${keyPrefixRule.text}`)
     .optional()
     .describe('Only keys that start with this'),
   limit: wholeNumber('limit', 1, 1000).optional().describe('Stop scanning once this many are found (default 100; a page may hold a few more)'),

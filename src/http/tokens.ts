@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { ServiceError } from '../errors.js'
+import { fail } from '../errors.js'
 
 /**
  * A server-made owner token: 128 random bits, base64url (22 characters). Never one that starts with
@@ -21,16 +21,14 @@ export function oneOf<T>(field: string, ...values: (T | undefined)[]): T | undef
   const given = values.filter((v): v is T => v !== undefined)
   const first = given[0]
   if (given.some((v) => v !== first)) {
-    throw new ServiceError('invalid_request', `${field} is given more than once with different values`, { issues: [{ path: field, message: 'conflicting values' }] })
+    throw fail.invalid(`${field} is given more than once with different values`, [{ path: field, message: 'conflicting values' }])
   }
   return first
 }
 
 export function requireToken(token: string | undefined): string {
   if (token === undefined) {
-    throw new ServiceError('invalid_request', 'a token is required: send the Lock-Token header or a token field', {
-      issues: [{ path: 'token', message: 'required' }],
-    })
+    throw fail.invalid('a token is required: send the Lock-Token header or a token field', [{ path: 'token', message: 'required' }])
   }
   return token
 }

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
-import { ServiceError } from '../errors.js'
+import { fail, type ServiceError } from '../errors.js'
 import type { Config } from '../config.js'
 import type { Quorum, Tally } from '../redis/quorum.js'
-import { ScriptCode } from '../redis/scripts.js'
+import { Acquired, Refused, Released, Renewed } from '../redis/scripts.js'
 import { lockKeys, type LockKeys, type Namespace } from './keys.js'
 import { storageOf, type AcquireRequest, type Grant, type LockMode, type LockState, type Release, type ReleaseRequest, type RenewRequest } from './types.js'
 import { validityMs } from './validity.js'
@@ -12,7 +12,7 @@ import { listLocks, type LockPage } from './listing.js'
 import type { HandOffVote, WaitRoom, Waiter } from './waiting.js'
 import type { Metrics } from '../metrics.js'
 import type { RedisNode } from '../redis/node.js'
-import { anyReplies, backendUnavailable, consensus, countedAnswers, countWhere, failures, replies, type Reply } from './votes.js'
+import { anyReplies, backendUnavailable, consensus, countedAnswers, heldReplies, notHeld, refusal, replies, settledByMajority, settledForAttempt, yesVotes, type Reply } from './votes.js'
 
 /** A grant and the nodes that voted for it; `attempt`: the attempt id, when an attempt made it. */
 interface Won {
@@ -23,8 +23,6 @@ interface Won {
 type Attempt = ({ granted: true; hold: 'read' | 'write'; attempt: string } & Won) | { granted: false; error: ServiceError; retry: boolean; wakeInMs: number; split: boolean }
 
 
-const isYes = (code: number) => code > 0
-const is = (wanted: number) => (code: number) => code === wanted
 
 /**
  * The lock engine: exclusive locks and read/write holds on a quorum of Redis masters (one node is
@@ -59,7 +57,7 @@ export class LockEngine {
     if (first.granted) {
       if (req.clientGone?.gone) {
         this.rollback(this.keys(req.mode, req.key).keys, first.hold, req.token, first.attempt)
-        throw clientGone()
+        throw fail.clientGone()
       }
       return first.grant
     }
@@ -87,7 +85,7 @@ export class LockEngine {
         waited = true
         if (performance.now() >= deadline) {
           result = 'timeout'
-          throw withWaited(outcome.error, performance.now() - started)
+          throw fail.afterWaiting(outcome.error, performance.now() - started)
         }
         // Asleep in line until a push, until the holds ahead lapse (wakeInMs), or until the wait runs
         // out; a split vote retries after a random pause (quorum mode). A push may be the lock itself,
@@ -106,7 +104,7 @@ export class LockEngine {
         }
       }
       // A grant that raced the client hanging up (or shutdown) is given back in `finally`.
-      if (waiter.aborted) throw this.room.abortReason() ?? clientGone()
+      if (waiter.aborted) throw this.room.abortReason() ?? fail.clientGone()
       if (waiter.wokenAt !== undefined) this.metrics.handoff.observe((performance.now() - waiter.wokenAt) / 1000)
       result = 'granted'
       return won.grant
@@ -163,7 +161,7 @@ export class LockEngine {
         if (asked === undefined) return call
         return call.then(
           (reply) => {
-            asked.answered(node.index, reply[0] === ScriptCode.HELD ? reply[3] : undefined)
+            asked.answered(node.index, reply[0] === Refused.HELD ? reply[3] : undefined)
             return reply
           },
           (err: unknown) => {
@@ -172,16 +170,16 @@ export class LockEngine {
           },
         )
       },
-      (t) => grantVotes(t).length >= t.majority || countWhere(t, (c) => c < 0) >= t.majority,
+      settledForAttempt,
     )
-    const yes = grantVotes(tally)
+    const yes = yesVotes(tally)
     const refused = (error: ServiceError, retry = false, wakeInMs = 0, split = false): Attempt => ({ granted: false, error, retry, wakeInMs, split })
 
     if (yes.length < tally.majority) {
       this.rollback(keys, hold, req.token, attempt, tally)
-      const error = this.refusal(req, tally)
+      const error = refusal(this.quorum, tally, req.key, this.config)
       if (error.code !== 'lock_held') return refused(error)
-      const held = replies(tally).filter((r) => r[0] === ScriptCode.HELD)
+      const held = heldReplies(tally)
       const split = held.length < tally.majority
       return refused(error, true, Math.min(...held.map((r) => r[2] ?? 0)), split)
     }
@@ -203,14 +201,14 @@ export class LockEngine {
       granted: true,
       hold,
       attempt,
-      votedYes: new Set(tally.answers.filter((a) => a.ok && isYes(a.value[0] ?? 0) && a.node.mayVote).map((a) => a.node)),
+      votedYes: new Set(tally.answers.filter((a) => a.ok && a.node.mayVote && (a.value[0] ?? 0) > 0).map((a) => a.node)),
       grant: grantOf(req, {
         fence,
         ttlMs: req.ttlMs,
         validityMs: validity,
         since: grantedAt,
         holdCount: Math.max(...yes.map((r) => r[2] ?? 1)),
-        regranted: yes.filter((r) => r[0] === ScriptCode.REGRANTED).length >= tally.majority,
+        regranted: yes.filter((r) => r[0] === Acquired.REGRANTED).length >= tally.majority,
       }),
     }
   }
@@ -223,8 +221,8 @@ export class LockEngine {
       (node) => node.run('renew', keys.all, [hold, req.token, req.ttlMs ?? 0]) as Promise<Reply>,
       settledByMajority,
     )
-    const renewed = replies(tally).filter((r) => r[0] === ScriptCode.RENEWED)
-    if (renewed.length < tally.majority) throw this.notHeld(req.key, tally, replies(tally))
+    const renewed = replies(tally).filter((r) => r[0] === Renewed.RENEWED)
+    if (renewed.length < tally.majority) throw notHeld(this.quorum, tally, replies(tally), req.key)
 
     const ttlMs = consensus(renewed.map((r) => r[3] ?? 0))
     const validity = validityMs(ttlMs, performance.now() - started, this.config.driftFactor)
@@ -249,9 +247,9 @@ export class LockEngine {
     )
     // Release reads every answer, voting or not: removing a hold is safe whoever reports it.
     const all = anyReplies(tally)
-    const done = all.filter((r) => isYes(r[0] ?? 0))
-    if (done.length < tally.majority) throw this.notHeld(req.key, tally, all)
-    const holdCount = consensus(done.map((r) => (r[0] === ScriptCode.RELEASED ? 0 : (r[1] ?? 0))))
+    const done = all.filter((r) => (r[0] ?? 0) > 0)
+    if (done.length < tally.majority) throw notHeld(this.quorum, tally, all, req.key)
+    const holdCount = consensus(done.map((r) => (r[0] === Released.RELEASED ? 0 : (r[1] ?? 0))))
     return { key: req.key, released: holdCount === 0, holdCount }
   }
 
@@ -266,7 +264,7 @@ export class LockEngine {
     const answered = tally.answers.flatMap((a) => (a.ok ? [a.value] : []))
     if (answered.length < tally.majority) throw backendUnavailable(this.quorum, tally, 'no_majority')
     if (answered.filter((dropped) => dropped === 1).length === 0) {
-      throw new ServiceError('lock_not_found', `no ${hold === 'write' ? 'write hold' : `read hold with fence ${fence}`} on "${key}"`, { key })
+      throw fail.notFound(key, `no ${hold === 'write' ? 'write hold' : `read hold with fence ${fence}`} on "${key}"`)
     }
     return { key, released: true, holdCount: 0 }
   }
@@ -302,30 +300,6 @@ export class LockEngine {
     }
   }
 
-  /** Why an acquire was not granted: a conflicting hold (or split vote), a refused mode, or no majority. */
-  private refusal(req: AcquireRequest, tally: Tally<Reply>): ServiceError {
-    if (countWhere(tally, is(ScriptCode.UPGRADE)) >= tally.majority) {
-      return new ServiceError(
-        'upgrade_not_supported',
-        `this token holds a read hold on "${req.key}": release the read hold first, then ask for the write hold`,
-        { key: req.key },
-      )
-    }
-    if (countWhere(tally, is(ScriptCode.TOO_MANY_WAITERS)) >= tally.majority) {
-      return new ServiceError('too_many_waiters', `lock "${req.key}" already has the most waiters allowed (${this.config.maxWaiters}, MAX_WAITERS)`, { key: req.key }, 1000)
-    }
-    if (countWhere(tally, is(ScriptCode.TOO_MANY_READERS)) >= tally.majority) {
-      return new ServiceError('too_many_readers', `lock "${req.key}" already has the most readers allowed (${this.config.maxReaders}, MAX_READERS)`, {
-        key: req.key,
-      })
-    }
-    const held = replies(tally).filter((r) => r[0] === ScriptCode.HELD)
-    if (failures(tally) > tally.size - tally.majority && held.length < tally.majority) {
-      return backendUnavailable(this.quorum, tally, 'no_majority')
-    }
-    return lockHeld(req.key, held)
-  }
-
   /**
    * Undo an attempt on every node that may have applied it (nodes that refused changed nothing),
    * timed-out ones included: their acquire may still run, and the rollback is queued behind it on the
@@ -347,28 +321,6 @@ export class LockEngine {
     return countedAnswers(tally) >= tally.majority
   }
 
-  /** Why a renew or release found no majority of holds: someone else's, gone, or undecidable. */
-  private notHeld(key: string, tally: Tally<Reply>, answers: readonly Reply[]): ServiceError {
-    const notOwner = answers.filter((r) => r[0] === ScriptCode.NOT_OWNER).length
-    const notFound = answers.filter((r) => r[0] === ScriptCode.NOT_FOUND).length
-    if (notOwner + notFound < tally.majority && tally.size - answers.length > tally.size - tally.majority) {
-      return backendUnavailable(this.quorum, tally, 'no_majority')
-    }
-    if (notOwner > notFound) return new ServiceError('not_owner', `lock "${key}" is held under another token`, { key })
-    return new ServiceError('lock_not_found', `lock "${key}" is not held by this token (it expired or was released)`, { key })
-  }
-}
-
-/** "Granted" answers that count (the vote rule: votes.ts replies). */
-function grantVotes(tally: Tally<Reply>): Reply[] {
-  return replies(tally).filter((r) => isYes(r[0] ?? 0))
-}
-
-function settledByMajority(t: Tally<Reply>): boolean {
-  for (const code of [1, 2, ScriptCode.NOT_FOUND, ScriptCode.NOT_OWNER]) {
-    if (countWhere(t, is(code)) >= t.majority) return true
-  }
-  return countWhere(t, isYes) >= t.majority
 }
 
 /** The answer for one hold of `req`'s token; it expires `ttlMs` after `since` (wall clock, ms). */
@@ -389,13 +341,6 @@ function grantOf(
   }
 }
 
-function lockHeld(key: string, held: readonly Reply[]): ServiceError {
-  // When a majority of the held copies will have lapsed: the earliest the lock can be free.
-  const remaining = held.map((r) => r[1] ?? 0).sort((a, b) => a - b)
-  const retryAfterMs = Math.max(1, remaining[Math.min(remaining.length, Math.floor(remaining.length / 2) + 1) - 1] ?? 1000)
-  return new ServiceError('lock_held', `lock "${key}" is held by another owner`, { key, retryAfterMs }, retryAfterMs)
-}
-
 // Attempt ids only need to be unique among the attempts on one lock: a per-process random prefix and a
 // counter (cheaper than random bytes per attempt).
 const attemptPrefix = randomBytes(6).toString('base64url')
@@ -403,13 +348,4 @@ let attemptCounter = 0
 function nextAttemptId(): string {
   attemptCounter = (attemptCounter + 1) % Number.MAX_SAFE_INTEGER
   return `${attemptPrefix}${attemptCounter.toString(36)}`
-}
-
-/** The answer nobody reads: the client of a waiting acquire hung up. */
-function clientGone(): ServiceError {
-  return new ServiceError('invalid_request', 'the client went away')
-}
-
-function withWaited(error: ServiceError, waitedMs: number): ServiceError {
-  return new ServiceError(error.code, error.message, { ...error.details, waitedMs: Math.round(waitedMs) }, error.retryAfterMs)
 }

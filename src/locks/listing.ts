@@ -1,4 +1,4 @@
-import { ServiceError } from '../errors.js'
+import { fail, ServiceError } from '../errors.js'
 import type { Quorum } from '../redis/quorum.js'
 import type { RedisNode } from '../redis/node.js'
 import type { Namespace } from './keys.js'
@@ -37,11 +37,9 @@ export async function listLocks(deps: ListingDeps, namespace: Namespace, prefix:
       // This node failed mid-scan: a new listing tries the next one.
     }
   }
-  throw new ServiceError(
-    'backend_unavailable',
+  throw fail.backendUnavailable(
     nodeIndex === undefined ? 'no Redis node answers' : `the Redis node this listing was scanning (${nodeIndex}) is down: start the listing again`,
     { nodes: deps.quorum.describe() },
-    1000,
   )
 }
 

@@ -1,8 +1,17 @@
-import { ServiceError } from '../errors.js'
+import { fail, RETRY_AFTER_MS, type ServiceError } from '../errors.js'
 import type { Quorum, Tally } from '../redis/quorum.js'
+import { Refused } from '../redis/scripts.js'
 
-/** Script replies are arrays of integers whose first slot is a code from ScriptCode. */
+/**
+ * Reading the nodes' answers: which count (the vote rule), what a majority of them says, and the
+ * error when it says no. The engine decides what to do next; this module only interprets.
+ */
+
+/** Script replies are arrays of integers whose first slot is a code (src/redis/scripts.ts). */
 export type Reply = readonly number[]
+
+const did = (code: number) => code > 0
+const is = (wanted: number) => (code: number) => code === wanted
 
 /**
  * The replies that count toward a majority: from nodes the vote rule lets vote now (RedisNode.vote:
@@ -51,6 +60,55 @@ export function consensus(values: readonly number[]): number {
 
 export type FailureReason = 'no_majority' | 'validity_expired' | 'fence_not_stored'
 
+/** Counted answers that did what was asked (granted, renewed, released, …). */
+export function yesVotes(tally: Tally<Reply>): Reply[] {
+  return replies(tally).filter((r) => did(r[0] ?? 0))
+}
+
+/** For an attempt: settle as soon as a majority granted, or a majority refused. */
+export function settledForAttempt(t: Tally<Reply>): boolean {
+  return yesVotes(t).length >= t.majority || countWhere(t, (c) => c < 0) >= t.majority
+}
+
+/** For renew and release: settle as soon as a majority agrees on one answer, or on yes. */
+export function settledByMajority(t: Tally<Reply>): boolean {
+  for (const code of [1, 2, Refused.NOT_FOUND, Refused.NOT_OWNER]) {
+    if (countWhere(t, is(code)) >= t.majority) return true
+  }
+  return countWhere(t, did) >= t.majority
+}
+
+/** Why an acquire was not granted: a refused mode or limit, a conflicting hold (or split vote), or no majority. */
+export function refusal(quorum: Quorum, tally: Tally<Reply>, key: string, limits: { maxWaiters: number; maxReaders: number }): ServiceError {
+  if (countWhere(tally, is(Refused.UPGRADE)) >= tally.majority) return fail.upgradeNotSupported(key)
+  if (countWhere(tally, is(Refused.TOO_MANY_WAITERS)) >= tally.majority) {
+    return fail.tooManyWaiters(`lock "${key}" already has the most waiters allowed (${limits.maxWaiters}, MAX_WAITERS)`, { key })
+  }
+  if (countWhere(tally, is(Refused.TOO_MANY_READERS)) >= tally.majority) return fail.tooManyReaders(key, limits.maxReaders)
+  const held = heldReplies(tally)
+  if (failures(tally) > tally.size - tally.majority && held.length < tally.majority) return backendUnavailable(quorum, tally, 'no_majority')
+  // When a majority of the held copies will have lapsed: the earliest the lock can be free.
+  const remaining = held.map((r) => r[1] ?? 0).sort((a, b) => a - b)
+  const retryAfterMs = Math.max(1, remaining[Math.min(remaining.length, Math.floor(remaining.length / 2) + 1) - 1] ?? RETRY_AFTER_MS.held)
+  return fail.held(key, retryAfterMs)
+}
+
+/** Counted "held by another" answers: [code, remaining ms, ms until the line's head lapses, Redis µs]. */
+export function heldReplies(tally: Tally<Reply>): Reply[] {
+  return replies(tally).filter((r) => r[0] === Refused.HELD)
+}
+
+/** Why a renew or release found no majority of holds (`answers`: those it counts): someone else's, gone, or undecidable. */
+export function notHeld(quorum: Quorum, tally: Tally<Reply>, answers: readonly Reply[], key: string): ServiceError {
+  const notOwner = answers.filter((r) => r[0] === Refused.NOT_OWNER).length
+  const notFound = answers.filter((r) => r[0] === Refused.NOT_FOUND).length
+  if (notOwner + notFound < tally.majority && tally.size - answers.length > tally.size - tally.majority) {
+    return backendUnavailable(quorum, tally, 'no_majority')
+  }
+  if (notOwner > notFound) return fail.notOwner(key)
+  return fail.notFound(key, `lock "${key}" is not held by this token (it expired or was released)`)
+}
+
 export function backendUnavailable(quorum: Quorum, tally: Tally<unknown> | undefined, reason: FailureReason): ServiceError {
   quorum.metrics.quorumFailures.inc({ reason })
   const answered = tally ? tally.answers.filter((a) => a.ok).length : 0
@@ -64,10 +122,5 @@ export function backendUnavailable(quorum: Quorum, tally: Tally<unknown> | undef
           ? `the lock backend could not decide: ${answered} of ${quorum.size} Redis nodes answered but only ${voting} may vote now ` +
             `(a node that restarted recently or whose clock is not trusted does not count), ${quorum.majority} needed`
           : `the lock backend could not decide: ${answered} of ${quorum.size} Redis nodes answered, ${quorum.majority} needed`
-  return new ServiceError(
-    'backend_unavailable',
-    message,
-    { reason, nodes: quorum.describe(tally), answered, voting, needed: quorum.majority },
-    1000,
-  )
+  return fail.backendUnavailable(message, { reason, nodes: quorum.describe(tally), answered, voting, needed: quorum.majority })
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
 import type { Subscription } from '../redis/node.js'
-import { ServiceError } from '../errors.js'
+import { fail, type ServiceError } from '../errors.js'
 import type { Metrics } from '../metrics.js'
 import type { Quorum } from '../redis/quorum.js'
 import type { LockKeys } from './keys.js'
@@ -209,8 +209,8 @@ export class WaitRoom {
 
   /** Why `park` takes no waiter now: shutting down, or full. */
   noRoom(): ServiceError {
-    if (this.shuttingDown) return shuttingDown()
-    return new ServiceError('too_many_waiters', `this replica already has ${this.maxWaiters} waiting requests (MAX_WAITERS); try again later`, {}, 1000)
+    if (this.shuttingDown) return fail.shuttingDown()
+    return fail.tooManyWaiters(`this replica already has ${this.maxWaiters} waiting requests (MAX_WAITERS); try again later`)
   }
 
   /** Park a request: it gets an id and a place in line, and leaves with `leave`. */
@@ -245,7 +245,7 @@ export class WaitRoom {
 
   /** Why a waiter stopped waiting without a grant. */
   abortReason(): ServiceError | undefined {
-    return this.shuttingDown ? shuttingDown() : undefined
+    return this.shuttingDown ? fail.shuttingDown() : undefined
   }
 
   private touchAll(): void {
@@ -269,8 +269,4 @@ export class WaitRoom {
     if (this.touchTimer) clearInterval(this.touchTimer)
     await Promise.all(this.subscriptions.map((s) => s.close()))
   }
-}
-
-function shuttingDown(): ServiceError {
-  return new ServiceError('shutting_down', 'this replica is shutting down; retry on another', {}, 1000)
 }

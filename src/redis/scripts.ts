@@ -49,13 +49,14 @@ export function loadScripts(settings: ScriptSettings): ReadonlyMap<ScriptName, s
   )
 }
 
-/** Named codes the scripts return in the first slot of their reply. */
-export const ScriptCode = {
-  GRANTED: 1,
-  REGRANTED: 2,
-  RENEWED: 1,
-  RELEASED: 1,
-  DECREMENTED: 2,
+/**
+ * The codes in the first slot of a script's reply. Positive: it did what was asked (the meaning of 1
+ * and 2 depends on the script, hence one table each); negative: why not, the same for every script.
+ */
+export const Acquired = { GRANTED: 1, REGRANTED: 2 } as const
+export const Renewed = { RENEWED: 1 } as const
+export const Released = { RELEASED: 1, DECREMENTED: 2 } as const
+export const Refused = {
   HELD: -1,
   NOT_FOUND: -2,
   NOT_OWNER: -3,
