@@ -115,6 +115,56 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
     return { res, sentAt, doneAt, replica }
   }
 
+  /** After a grant: keep the hold the way `behaviour` says, record it, release it (unless abandoned). */
+  const holdAndRelease = async (g: {
+    rng: Rng
+    name: string
+    kind: string
+    spec: HoldSpec
+    token: string
+    behaviour: Behaviour
+    ttlMs: number
+    waitMs: number
+    grant: HttpResult
+    sentAt: number
+    doneAt: number
+    replica: number
+  }) => {
+    const { rng, spec, token, behaviour } = g
+    const label = spec.mode === 'exclusive' ? g.kind : `${g.kind}/${spec.mode}`
+    stats.grants[label] = (stats.grants[label] ?? 0) + 1
+    const fence = g.grant.body.fence as number
+    let end = g.sentAt + (g.grant.body.validityMs as number)
+    // For the checker's messages: who, through which replica, what it was told.
+    let story = `${g.name} via r${g.replica} ttl ${g.ttlMs} wait ${g.waitMs} validity ${g.grant.body.validityMs as number}`
+
+    if (behaviour === 'renew') {
+      for (let n = rng.int(1, 2); n > 0; n--) {
+        await sleep(Math.max(0, (end - performance.now()) * rng.between(0.3, 0.6)))
+        if (performance.now() > end - 30) break // only renew a hold it still believes it has
+        // A renew sets a new expiry. Never a shorter one: then a renew whose answer is lost (a killed
+        // replica) can only have lengthened the hold, and the end believed so far stays safe.
+        const left = Math.ceil(end - performance.now())
+        const renewTtl = rng.int(Math.min(ttlMax, Math.max(300, left + 100)), ttlMax)
+        const renew = await call(rng, 'renew', 'PUT', `${spec.path}/renew`, token, 0, { ttlMs: renewTtl })
+        if (renew.res?.status !== 200) break
+        stats.renewed++
+        end = renew.sentAt + (renew.res.body.validityMs as number)
+        story += `; renewed via r${renew.replica} at ${(renew.sentAt - o.startedAt).toFixed(0)} validity ${renew.res.body.validityMs as number}`
+      }
+    } else if (behaviour === 'overstay') {
+      await sleep(Math.max(0, end - performance.now()) + rng.int(50, 300))
+    } else {
+      await sleep(rng.between(0, Math.max(0, Math.min(50, (end - performance.now()) / 2))))
+    }
+
+    const releaseSentAt = behaviour === 'abandon' ? end : performance.now()
+    // Times relative to the workload's start, as the fault times in the report are.
+    const rel = (t: number) => t - o.startedAt
+    o.history.record({ key: spec.key, namespace: spec.namespace, mode: spec.mode, client: story, fence, start: rel(g.doneAt), end: rel(Math.min(releaseSentAt, end)), requestStartedAt: rel(g.sentAt) })
+    if (behaviour !== 'abandon') await call(rng, 'release', 'DELETE', spec.path, token)
+  }
+
   const client = async (index: number) => {
     const rng = stream(o.seed, `client-${index}`)
     const name = `client-${index}`
@@ -134,44 +184,11 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
       const { res, sentAt, doneAt, replica } = await call(rng, 'acquire', 'POST', `${spec.path}${query}`, token, waitMs)
 
       if (res?.status === 201) {
-        const label = spec.mode === 'exclusive' ? kind.name : `${kind.name}/${spec.mode}`
-        stats.grants[label] = (stats.grants[label] ?? 0) + 1
-        const fence = res.body.fence as number
-        let end = sentAt + (res.body.validityMs as number)
-        // For the checker's messages: who, through which replica, what it was told.
-        let story = `${name} via r${replica} ttl ${ttlMs} wait ${waitMs} validity ${res.body.validityMs as number}`
-
-        if (behaviour === 'renew') {
-          for (let n = rng.int(1, 2); n > 0; n--) {
-            await sleep(Math.max(0, (end - performance.now()) * rng.between(0.3, 0.6)))
-            if (performance.now() > end - 30) break // only renew a hold it still believes it has
-            // A renew sets a new expiry. Never a shorter one: then a renew whose answer is lost (a killed
-            // replica) can only have lengthened the hold, and the end believed so far stays safe.
-            const left = Math.ceil(end - performance.now())
-            const renewTtl = rng.int(Math.min(ttlMax, Math.max(300, left + 100)), ttlMax)
-            const renew = await call(rng, 'renew', 'PUT', `${spec.path}/renew`, token, 0, { ttlMs: renewTtl })
-            if (renew.res?.status !== 200) break
-            stats.renewed++
-            end = renew.sentAt + (renew.res.body.validityMs as number)
-            story += `; renewed via r${renew.replica} at ${(renew.sentAt - o.startedAt).toFixed(0)} validity ${renew.res.body.validityMs as number}`
-          }
-        } else if (behaviour === 'overstay') {
-          await sleep(Math.max(0, end - performance.now()) + rng.int(50, 300))
-        } else {
-          await sleep(rng.between(0, Math.max(0, Math.min(50, (end - performance.now()) / 2))))
-        }
-
-        const releaseSentAt = behaviour === 'abandon' ? end : performance.now()
-        // Times relative to the workload's start, as the fault times in the report are.
-        const rel = (t: number) => t - o.startedAt
-        o.history.record({ key: spec.key, namespace: spec.namespace, mode: spec.mode, client: story, fence, start: rel(doneAt), end: rel(Math.min(releaseSentAt, end)), requestStartedAt: rel(sentAt) })
-        if (behaviour !== 'abandon') await call(rng, 'release', 'DELETE', spec.path, token)
+        await holdAndRelease({ rng, name, kind: kind.name, spec, token, behaviour, ttlMs, waitMs, grant: res, sentAt, doneAt, replica })
       } else if (res?.status === 409) {
         await sleep(rng.int(5, 30))
-      } else if (res?.status === 503) {
-        await sleep(rng.int(50, 150))
       } else {
-        await sleep(rng.int(50, 150)) // a dead replica, or something unexpected (counted)
+        await sleep(rng.int(50, 150)) // 503, a dead replica, or something unexpected (counted)
       }
       await sleep(rng.int(0, 20))
     }
