@@ -1,9 +1,9 @@
 # syntax=docker/dockerfile:1
 # lock-service: build the TypeScript in one stage, run the compiled service with production
-# dependencies only in another.
+# dependencies only in another. Node 24 (LTS); the code itself supports Node 20 and later.
 
 # ── build ───────────────────────────────────────────────────────────────────────────────────────
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -14,9 +14,10 @@ COPY src ./src
 RUN npm run build
 
 # ── runtime ─────────────────────────────────────────────────────────────────────────────────────
-FROM node:20-bookworm-slim AS runtime
-ENV NODE_ENV=production \
-    PORT=8080
+FROM node:24-bookworm-slim AS runtime
+# Every variable here is one src/config.ts reads (a test checks it).
+ENV PORT=8080 \
+    HOST=0.0.0.0
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
@@ -26,7 +27,8 @@ COPY openapi.yaml ./
 # Files stay root-owned and read-only to the service; it runs as the image's unprivileged `node` user.
 USER node
 EXPOSE 8080
-# No curl in slim images: node's own fetch, against the port the service listens on.
+# Healthy = can grant: /readyz is 200 only while a majority of the Redis nodes answers and may vote
+# (a container whose Redis is unreachable is unhealthy). No curl in slim images: node's own fetch.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/healthz', { signal: AbortSignal.timeout(2000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/readyz', { signal: AbortSignal.timeout(2000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 CMD ["node", "dist/server.js"]

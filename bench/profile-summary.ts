@@ -2,7 +2,7 @@
  * Summarise a V8 .cpuprofile (from `npm run bench -- --profile`, or `node --cpu-prof`): where the
  * process spent its CPU, by package / source file (self time) and by function (self and total time).
  *
- *   node --import tsx bench/profile-summary.ts bench/results/profiles/service-n1.cpuprofile [--top 40] [--grep text]
+ *   node --import tsx bench/profile-summary.ts /tmp/lock-service-bench-profiles/service-n1.cpuprofile [--top 40] [--grep text]
  *
  * Idle time and the profiler's own samples are left out of the percentages.
  */

@@ -2,14 +2,14 @@
  * `npm run bench` (after scripts/bench.sh built the service): starts redis-server(s), the service
  * (`node dist/server.js`) and the baseline (bench/baseline-server.js) as separate processes on free
  * loopback ports, runs every scenario in bench/scenarios/ (file-name order), stops everything,
- * prints markdown tables and writes bench/results/latest.json.
+ * prints markdown tables and writes bench/results/latest.json (figures) and latest.md (the tables).
  *
  *   npm run bench -- --only uncontended,quorum   run some scenarios (ids)
  *   npm run bench -- --reps 5 --duration 5       more / longer repetitions (seconds)
  *   npm run bench -- --client node-http          load with node:http instead of the raw client
  *   npm run bench -- --profile                   --cpu-prof on every server → $TMPDIR/lock-service-bench-profiles/
  *   npm run bench -- --profile --profile-dir D   … → D
- *   npm run bench -- --out bench/results/x.json  write the figures elsewhere
+ *   npm run bench -- --out bench/results/x.json  write the figures (and x.md) elsewhere
  *   npm run bench -- --list                      list the scenarios
  */
 import { execFileSync } from 'node:child_process'
@@ -18,8 +18,8 @@ import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { BenchContext, NOISY_CORES, type Settings } from './lib/context.js'
-import { clientKinds, type ClientKind } from './lib/http-client.js'
-import { httpText, installCleanup, repoRoot, stopAll, type HttpServer } from './lib/processes.js'
+import { clientKinds, connect, type ClientKind } from './lib/http-client.js'
+import { installCleanup, repoRoot, stopAll, type HttpServer } from './lib/processes.js'
 import type { Scenario, ScenarioReport } from './lib/scenario.js'
 import { median, round } from './lib/stats.js'
 
@@ -68,7 +68,7 @@ async function main(): Promise<number> {
 
   log(`lock-service bench: ${scenarios.map((s) => s.id).join(', ')} — ${settings.reps} × (${settings.warmupMs / 1000} s warm-up + ${settings.durationMs / 1000} s), client ${client}`)
   await checkShapes(await ctx.baseline(), await ctx.service({ nodes: 1 }))
-  const redisVersion = await (await ctx.redisNodes(1))[0]!.version()
+  const redisVersion = (await ctx.redisNodes(1))[0]!.version
 
   const reports: { scenario: Scenario; report: ScenarioReport; seconds: number }[] = []
   for (const scenario of scenarios) {
@@ -99,6 +99,7 @@ async function main(): Promise<number> {
   const markdown = renderMarkdown(reports, machine, noise, settings, startedAt)
   process.stdout.write(`\n${markdown}\n`)
 
+  const commit = gitCommit()
   const out = path.resolve(repoRoot, values.out)
   mkdirSync(path.dirname(out), { recursive: true })
   writeFileSync(
@@ -107,7 +108,7 @@ async function main(): Promise<number> {
       {
         date: startedAt.toISOString(),
         seconds: Math.round(seconds),
-        commit: gitCommit(),
+        commit,
         machine,
         noise,
         settings,
@@ -124,8 +125,15 @@ async function main(): Promise<number> {
       2,
     )}\n`,
   )
-  const shown = path.relative(repoRoot, out)
-  log(`\nwrote ${shown.startsWith('..') ? out : shown} (${Math.round(seconds)} s in all)`)
+  const mdOut = `${out.replace(/\.json$/, '')}.md`
+  const command = ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ')
+  writeFileSync(
+    mdOut,
+    `# Benchmark run\n\n\`${command}\` at commit ${commit ?? 'unknown'}, ${Math.round(seconds)} s in all; ` +
+      `the same run wrote the figures behind these tables, per repetition, to \`${path.basename(out)}\` (not committed).\n\n${markdown}\n`,
+  )
+  const shown = (file: string) => (path.relative(repoRoot, file).startsWith('..') ? file : path.relative(repoRoot, file))
+  log(`\nwrote ${shown(out)} and ${shown(mdOut)} (${Math.round(seconds)} s in all)`)
   if (settings.profileDir) log(`CPU profiles: ${settings.profileDir}/*.cpuprofile (bench/profile-summary.ts summarises one)`)
   return 0
 }
@@ -153,9 +161,13 @@ async function loadScenarios(): Promise<Scenario[]> {
 /** The baseline must answer the service's shapes (same JSON keys), or the ratios compare unlike things. */
 async function checkShapes(baseline: HttpServer, service: HttpServer): Promise<void> {
   const keysOf = async (server: HttpServer, method: string, key: string) => {
-    const headers = { 'lock-token': 'bench-shape-check-token-0001' }
-    const res = await httpText(server.host, server.port, method, `/locks/${key}`, method === 'POST' ? { ...headers, 'content-length': '0' } : headers)
-    return `${res.status} ${Object.keys(JSON.parse(res.text) as object).sort().join(',')}`
+    const conn = connect('raw', server.host, server.port)
+    try {
+      const res = await conn.request(method, `/locks/${key}`, { headers: { 'lock-token': 'bench-shape-check-token-0001' } })
+      return `${res.status} ${Object.keys(JSON.parse(res.body.toString('utf8')) as object).sort().join(',')}`
+    } finally {
+      conn.close()
+    }
   }
   const key = `shape.${Date.now().toString(36)}`
   for (const method of ['POST', 'DELETE']) {
@@ -191,14 +203,14 @@ function renderMarkdown(
       (noise.noisyRuns > 0 ? ` (**${noise.noisyRuns} runs above ${NOISY_CORES}: figures disturbed**).` : '.'),
   )
   for (const { scenario, report } of reports) {
-    lines.push('', `#### ${scenario.title}`, '', scenario.description, '')
+    lines.push('', `## ${scenario.title}`, '', scenario.description, '')
     lines.push(table(report.columns, report.rows))
     for (const note of report.notes ?? []) lines.push('', note)
   }
   const targets = reports.flatMap((r) => r.report.targets ?? [])
   if (targets.length > 0) {
-    lines.push('', '#### Targets', '')
-    lines.push(table(['target', 'measured', 'goal', 'met', 'from'], targets.map((t) => [t.name, t.shown, t.goal, t.pass ? 'yes' : '**no**', t.source])))
+    lines.push('', '## Targets', '')
+    lines.push(table(['target', 'measured', 'goal', 'met'], targets.map((t) => [t.name, t.shown, t.goal, t.pass ? 'yes' : '**no**'])))
   }
   return lines.join('\n')
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what the service and its tests need when it is missing: node modules (npm ci) and
-# Debian's redis-server. Safe to run again: it only acts on what is missing or out of date.
+# Installs what the service and its tests need when it is missing: node modules (npm ci), Debian's
+# redis-server, and promtool (Debian's prometheus package: the tests check the alert rules and the
+# dashboard's queries with it). Safe to run again: it only acts on what is missing or out of date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,17 +10,21 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   npm ci --no-audit --no-fund >&2
 fi
 
-if ! command -v redis-server >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "ensure-deps: installing Debian's redis-server" >&2
-    apt-get update -qq >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >&2
-  elif command -v sudo >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
-    echo "ensure-deps: installing Debian's redis-server (sudo)" >&2
-    sudo apt-get update -qq >&2
-    sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >&2
-  else
-    echo "ensure-deps: redis-server is missing and cannot be installed here; install Redis 6.2+ and retry" >&2
+# apt_install COMMAND PACKAGE: install Debian's PACKAGE when COMMAND is not on the PATH.
+apt_install() {
+  local command="$1" package="$2" sudo=""
+  command -v "$command" >/dev/null 2>&1 && return 0
+  if [ "$(id -u)" != 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then sudo="sudo"; else sudo="none"; fi
+  fi
+  if [ "$sudo" = none ] || ! command -v apt-get >/dev/null 2>&1; then
+    echo "ensure-deps: $command is missing and cannot be installed here; install $package and retry" >&2
     exit 1
   fi
-fi
+  echo "ensure-deps: installing Debian's $package (for $command)" >&2
+  $sudo apt-get update -qq >&2
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$package" >&2
+}
+
+apt_install redis-server redis-server
+apt_install promtool prometheus

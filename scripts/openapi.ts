@@ -14,14 +14,17 @@ export async function generateOpenapi(): Promise<string> {
   const app = await buildApp(configFrom({ redisUrls: ['redis://127.0.0.1:1'], logLevel: 'silent', nodeTimeoutMs: 10 }), { documentation: true })
   try {
     await app.ready()
-    const doc = app.swagger() as unknown as { paths: Record<string, Record<string, Json>> }
+    const doc = app.swagger() as unknown as { paths: Record<string, Record<string, Json>>; components: Json }
     for (const operations of Object.values(doc.paths)) {
       for (const operation of Object.values(operations)) {
         optionalBody(operation)
         describeErrors(operation)
+        declareHeaders(operation)
       }
     }
+    doc.components.headers = responseHeaders
     dropUnreferencedSchemas(doc as unknown as Json)
+    withoutSafeIntegerBounds(doc)
     return `# Generated from the zod schemas in src/http by \`npm run openapi\`. Do not edit by hand.\n${YAML.stringify(doc, { lineWidth: 0 })}`
   } finally {
     await app.close()
@@ -36,12 +39,53 @@ function dropUnreferencedSchemas(doc: Json): void {
   for (const name of Object.keys(schemas)) if (!text.includes(`#/components/schemas/${name}"`)) delete schemas[name]
 }
 
-/** Error responses share one schema; their description names the error codes of the status. */
+type Response = { description?: string; content?: Record<string, { schema?: Json }>; headers?: Json }
+const ERROR_REF = '#/components/schemas/Error'
+const isError = (response: Response) => Object.values(response.content ?? {}).some((media) => media.schema?.$ref === ERROR_REF)
+
+/**
+ * Error responses share one schema, always JSON (also on routes whose success is text); their
+ * description names the error codes of the status. Other responses keep theirs (/readyz's 503 is
+ * the readiness body).
+ */
 function describeErrors(operation: Json): void {
-  const responses = operation.responses as Record<string, { description?: string }>
+  const responses = operation.responses as Record<string, Response>
   for (const [status, response] of Object.entries(responses)) {
-    if (Number(status) >= 400) response.description = errorCodesOf(Number(status))
+    if (!isError(response)) continue
+    response.description = errorCodesOf(Number(status))
+    response.content = { 'application/json': { schema: { $ref: ERROR_REF } } }
   }
+}
+
+/** Headers the service sets: X-Request-Id on every answer, Retry-After on the answers worth retrying. */
+const responseHeaders = {
+  'X-Request-Id': {
+    description: 'The request id: the X-Request-Id the client sent (1–64 characters from A-Z a-z 0-9 . _ : -) or a new UUID; also in the log line of the request',
+    schema: { type: 'string' },
+  },
+  'Retry-After': {
+    description: 'Whole seconds (at least 1) to wait before retrying: with lock_held (when the holds lapse), too_many_waiters, backend_unavailable and shutting_down',
+    schema: { type: 'integer', minimum: 1 },
+  },
+}
+const RETRY_STATUSES = new Set(['409', '429', '503'])
+
+function declareHeaders(operation: Json): void {
+  for (const [status, response] of Object.entries(operation.responses as Record<string, Response>)) {
+    const headers: Json = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } }
+    if (RETRY_STATUSES.has(status) && isError(response)) headers['Retry-After'] = { $ref: '#/components/headers/Retry-After' }
+    response.headers = headers
+  }
+}
+
+/** zod's .int() bounds every integer by ±(2^53 − 1): noise for readers and generators, dropped. */
+function withoutSafeIntegerBounds(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(withoutSafeIntegerBounds)
+  if (node === null || typeof node !== 'object') return
+  const o = node as Json
+  if (o.minimum === Number.MIN_SAFE_INTEGER) delete o.minimum
+  if (o.maximum === Number.MAX_SAFE_INTEGER) delete o.maximum
+  for (const value of Object.values(o)) withoutSafeIntegerBounds(value)
 }
 
 /**

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto'
 import type { Writable } from 'node:stream'
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import fastifySwagger from '@fastify/swagger'
 import { jsonSchemaTransform, jsonSchemaTransformObject, validatorCompiler } from 'fastify-type-provider-zod'
 import type { Config } from './config.js'
 import { fail } from './errors.js'
-import { installErrorHandling } from './http/errors.js'
+import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/errors.js'
 import { installAuth } from './http/auth.js'
 import { lockRoutes, rwlockRoutes } from './http/locks.js'
 import { opsRoutes } from './http/ops.js'
@@ -14,7 +14,7 @@ import { WAITER_LEASE_MS, WaitRoom, wakePrefix } from './locks/waiting.js'
 import { FENCE_MEMORY_MS } from './locks/keys.js'
 import { loadScripts } from './redis/scripts.js'
 import { Observed } from './locks/observe.js'
-import { createMetrics, type Metrics } from './metrics.js'
+import { createMetrics, zeroSeries, type DocumentedRoute, type Metrics } from './metrics.js'
 import { createQuorum, type Quorum } from './redis/quorum.js'
 
 export interface AppOptions {
@@ -32,6 +32,8 @@ export interface App extends FastifyInstance {
 }
 
 const BODY_LIMIT = 16 * 1024
+/** Routes that load balancers and Prometheus call every few seconds: logged at debug, not info. */
+const PROBES = new Set(['/healthz', '/readyz', '/metrics'])
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/
 export const openapiPath = new URL('../openapi.yaml', import.meta.url)
 
@@ -50,6 +52,10 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       },
       ...(options.logStream ? { stream: options.logStream } : {}),
     },
+    // One line per request, written by the onResponse hook below (probes at debug).
+    logController: new LogController({ disableRequestLogging: true }),
+    frameworkErrors,
+    clientErrorHandler,
     bodyLimit: BODY_LIMIT,
     routerOptions: { maxParamLength: 1024 },
     // Waiting acquires hold requests open up to MAX_WAIT_MS; nothing else should take long.
@@ -111,10 +117,14 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     reply.header('x-request-id', request.id)
   })
   app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url
     metrics.httpDuration.observe(
-      { method: request.method, route: request.routeOptions.url ?? 'unmatched', status_class: `${Math.floor(reply.statusCode / 100)}xx` },
+      { method: request.method, route: route ?? 'unmatched', status_class: `${Math.floor(reply.statusCode / 100)}xx` },
       reply.elapsedTime / 1000,
     )
+    const level = route !== undefined && PROBES.has(route) ? 'debug' : 'info'
+    const line = { req: request, res: { statusCode: reply.statusCode }, responseTime: Math.round(reply.elapsedTime * 100) / 100, ...request.adminAction }
+    request.log[level](line, 'request completed')
   })
 
   if (options.documentation) {
@@ -125,7 +135,15 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
           title: 'lock-service',
           version: '0.1.0',
           description: 'Distributed locks over HTTP, on Redis Lua scripts: fencing tokens, validity, Redlock quorum.',
+          license: { name: 'MIT', identifier: 'MIT' },
         },
+        servers: [
+          {
+            url: 'http://{host}:{port}',
+            description: 'A lock-service instance (npm run serve and docker compose listen on 127.0.0.1:8080)',
+            variables: { host: { default: '127.0.0.1', description: 'Host name or address' }, port: { default: '8080', description: 'PORT' } },
+          },
+        ],
         tags: [
           { name: 'locks', description: 'Exclusive locks' },
           { name: 'rwlocks', description: 'Read-write locks: shared readers, exclusive writers, no writer starvation' },
@@ -143,10 +161,18 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     })
   }
 
+  // The routes and the statuses their contract documents: their HTTP series start at 0.
+  const documented: DocumentedRoute[] = []
+  app.addHook('onRoute', ({ method, url, schema }) => {
+    const statuses = Object.keys((schema?.response as Record<string, unknown> | undefined) ?? { 200: null })
+    for (const m of [method].flat()) if (m !== 'HEAD') documented.push({ method: m, route: url, statuses })
+  })
   const holdOptions = { config, engine, observed: new Observed(metrics) }
   await app.register(lockRoutes, holdOptions)
   await app.register(rwlockRoutes, holdOptions)
   await app.register(opsRoutes, { quorum, metrics, openapiPath })
+  await app.after()
+  zeroSeries(metrics, quorum.size, documented)
   return app
 }
 

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { nodeFailureReasons } from './redis/health.js'
 
 /**
  * Every metric the service exports, defined in one place, on one registry per app instance.
@@ -118,7 +119,7 @@ export function createMetrics() {
     }),
     nodeErrors: new Counter({
       name: 'redis_node_errors_total',
-      help: 'Failed commands by node index and reason (timeout, unavailable, error)',
+      help: `Failed connections and commands by node index and reason (${nodeFailureReasons.join(', ')})`,
       labelNames: ['node', 'reason'] as const,
       registers: [registry],
     }),
@@ -126,3 +127,43 @@ export function createMetrics() {
 }
 
 export type Metrics = ReturnType<typeof createMetrics>
+
+export const lockModes = ['exclusive', 'read', 'write'] as const
+export const acquireOutcomes = ['granted', 'held', 'error'] as const
+export const renewOutcomes = ['renewed', 'not_found', 'not_owner', 'error'] as const
+export const releaseOutcomes = ['released', 'decremented', 'not_found', 'not_owner', 'error'] as const
+export const waitOutcomes = ['granted', 'timeout', 'cancelled'] as const
+export const quorumFailureReasons = ['no_majority', 'validity_expired', 'fence_not_stored'] as const
+
+/** A route and the status codes its contract documents (so: the status classes it can answer). */
+export interface DocumentedRoute {
+  method: string
+  route: string
+  statuses: readonly (number | string)[]
+}
+
+/**
+ * Every series whose label values are known in advance, at 0 from start (mode × outcome, reasons,
+ * node index, route × documented status class), so that a dashboard or an alert reads 0 instead of
+ * "no data" (and histogram_quantile has buckets) before the first traffic.
+ */
+export function zeroSeries(metrics: Metrics, nodeCount: number, routes: readonly DocumentedRoute[]): void {
+  for (const mode of lockModes) {
+    metrics.contention.inc({ mode }, 0)
+    for (const outcome of acquireOutcomes) metrics.acquireDuration.zero({ mode, outcome })
+    for (const outcome of renewOutcomes) metrics.renewals.inc({ mode, outcome }, 0)
+    for (const outcome of releaseOutcomes) metrics.releases.inc({ mode, outcome }, 0)
+    for (const outcome of waitOutcomes) metrics.waitDuration.zero({ mode, outcome })
+  }
+  for (const reason of quorumFailureReasons) metrics.quorumFailures.inc({ reason }, 0)
+  for (let index = 0; index < nodeCount; index++) {
+    const node = String(index)
+    metrics.nodeCommandDuration.zero({ node })
+    metrics.nodeRestarts.inc({ node }, 0)
+    metrics.nodeClockDistrusted.inc({ node }, 0)
+    for (const reason of nodeFailureReasons) metrics.nodeErrors.inc({ node, reason }, 0)
+  }
+  for (const { method, route, statuses } of routes) {
+    for (const status_class of new Set(statuses.map((s) => `${String(s)[0]}xx`))) metrics.httpDuration.zero({ method, route, status_class })
+  }
+}

@@ -32,7 +32,22 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'))
 
   await app.listen({ port: config.port, host: config.host })
-  app.log.info({ nodes: app.quorum.nodes.map((n) => n.address), mode: config.redisUrls.length === 1 ? 'single' : 'quorum' }, 'lock-service ready')
+  const mode = config.redisUrls.length === 1 ? 'single' : 'quorum'
+  const voting = app.quorum.nodes.filter((n) => n.mayVote)
+  if (voting.length >= app.quorum.majority) {
+    app.log.info({ nodes: app.quorum.nodes.map((n) => n.address), mode }, 'lock-service ready')
+  } else {
+    // Listening (so /readyz can say why), but every lock call answers 503 until a majority may vote.
+    const nodes = app.quorum.nodes.map((n) => ({ index: n.index, address: n.address, vote: n.vote, lastError: n.health.lastError }))
+    const why = nodes
+      .filter((n) => n.vote !== 'counts')
+      .map((n) => `node ${n.index} at ${n.address}: ${n.lastError && n.vote === 'down' ? `${n.lastError.reason}: ${n.lastError.message}` : n.vote}`)
+      .join('; ')
+    app.log.warn(
+      { nodes, mode },
+      `lock-service listening, but cannot grant locks: ${voting.length} of ${nodes.length} Redis nodes may vote, ${app.quorum.majority} needed (${why})`,
+    )
+  }
 }
 
 main().catch((err: unknown) => {

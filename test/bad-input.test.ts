@@ -147,11 +147,11 @@ const rows: Row[] = [
   { name: 'extra path segment', method: 'POST', url: '/locks/a/b', status: 404, error: 'route_not_found' },
   { name: 'singular /lock/:key', method: 'GET', url: `/lock/${HELD}`, status: 404, error: 'route_not_found' },
   { name: 'unknown route with a body', method: 'POST', url: '/v1/locks/k', payload: { ttlMs: 1000 }, status: 404, error: 'route_not_found' },
-  { name: 'PATCH on /locks/:key', method: 'PATCH', url: `/locks/${HELD}`, headers: holder, status: 404, error: 'route_not_found' },
-  { name: 'PUT on /locks/:key (renew lives at /renew)', method: 'PUT', url: `/locks/${HELD}`, headers: holder, status: 404, error: 'route_not_found' },
-  { name: 'POST on /locks/:key/renew', method: 'POST', url: `/locks/${HELD}/renew`, headers: holder, status: 404, error: 'route_not_found' },
-  { name: 'DELETE on /locks/:key/renew', method: 'DELETE', url: `/locks/${HELD}/renew`, headers: holder, status: 404, error: 'route_not_found' },
-  { name: 'GET on /locks/:key/renew', method: 'GET', url: `/locks/${HELD}/renew`, status: 404, error: 'route_not_found' },
+  { name: 'PATCH on /locks/:key', method: 'PATCH', url: `/locks/${HELD}`, headers: holder, status: 405, error: 'method_not_allowed' },
+  { name: 'PUT on /locks/:key (renew lives at /renew)', method: 'PUT', url: `/locks/${HELD}`, headers: holder, status: 405, error: 'method_not_allowed' },
+  { name: 'POST on /locks/:key/renew', method: 'POST', url: `/locks/${HELD}/renew`, headers: holder, status: 405, error: 'method_not_allowed' },
+  { name: 'DELETE on /locks/:key/renew', method: 'DELETE', url: `/locks/${HELD}/renew`, headers: holder, status: 405, error: 'method_not_allowed' },
+  { name: 'GET on /locks/:key/renew', method: 'GET', url: `/locks/${HELD}/renew`, status: 405, error: 'method_not_allowed' },
 ]
 
 /** Every token a row sends: none may come back in a response. */

@@ -47,18 +47,29 @@ function serviceEnv(service: Record<string, unknown>, baseDir = root): Env {
   return env
 }
 
+/** The compose services, with YAML merge keys (`<<: *redis`) applied as Docker Compose does. */
 function composeServices(): Record<string, Record<string, unknown>> {
-  const doc = YAML.parse(read('docker-compose.yml')) as { services?: Record<string, Record<string, unknown>> }
+  const doc = YAML.parse(read('docker-compose.yml'), { merge: true }) as { services?: Record<string, Record<string, unknown>> }
   return doc.services ?? {}
 }
 
-/** The service built from this repo (`build: .`). */
-function lockService(services: Record<string, Record<string, unknown>>): [string, Record<string, unknown>] | undefined {
-  return Object.entries(services).find(([, s]) => {
+/** The services built from this repo (`build: .`). */
+function builtServices(services: Record<string, Record<string, unknown>>): [string, Record<string, unknown>][] {
+  return Object.entries(services).filter(([, s]) => {
     const build = s.build
     const context = typeof build === 'string' ? build : (build as { context?: string } | undefined)?.context
     return context !== undefined && path.resolve(root, context) === path.resolve(root)
   })
+}
+
+const profilesOf = (service: Record<string, unknown>) => (service.profiles as string[] | undefined) ?? []
+
+/** The HTTP paths of the service (the contract lists every route). */
+const routePaths = new Set(Object.keys((YAML.parse(read('openapi.yaml')) as { paths: Record<string, unknown> }).paths))
+
+/** The URL path a health check command fetches (node -e "fetch('http://…:' + PORT + '/path' …)"). */
+function probedPath(command: string): string | undefined {
+  return /\+ '(\/[^'?]*)'/.exec(command)?.[1] ?? /https?:\/\/[^/'"\s]+(\/[^'"\s?]*)/.exec(command)?.[1]
 }
 
 t.test('serviceEnv reads both environment forms', async (t) => {
@@ -74,46 +85,93 @@ t.test('serviceEnv reads both environment forms', async (t) => {
   t.throws(() => serviceEnv({ environment: 'PORT=1' }), /list or a map/)
 })
 
-t.test('docker-compose.yml: the service sets only variables the config knows', async (t) => {
+t.test('docker-compose.yml: each service built here sets only variables the config knows, on ports and paths that exist', async (t) => {
   const services = composeServices()
-  const found = lockService(services)
-  t.ok(found, 'a service is built from this repo (build: .)')
-  if (!found) return
-  const [name, service] = found
-  t.equal(name, 'lock-service')
-  const env = serviceEnv(service)
-  t.ok(env.size > 0, 'it sets some environment')
-  for (const variable of env.keys()) {
-    t.ok(configEnvNames.includes(variable), `${variable} is a variable src/config.ts reads`)
+  const built = builtServices(services)
+  t.same(built.map(([name]) => name), ['lock-service', 'lock-service-quorum'], 'the single-Redis service and the quorum one')
+  for (const [name, service] of built) {
+    const env = serviceEnv(service)
+    t.ok(env.size > 0, `${name}: sets some environment`)
+    for (const variable of env.keys()) t.ok(configEnvNames.includes(variable), `${name}: ${variable} is a variable src/config.ts reads`)
+    t.ok(env.has('REDIS_URLS') || env.has('REDIS_URL'), `${name}: says where Redis is`)
+
+    const given = Object.fromEntries([...env].filter((e): e is [string, string] => e[1] !== undefined))
+    const config = loadConfig(given)
+    t.pass(`${name}: loadConfig accepts the values`)
+    for (const url of config.redisUrls) {
+      const host = new URL(url).hostname
+      const redis = services[host]
+      t.ok(redis, `${name}: Redis URL host ${host} is a compose service`)
+      t.match(String(redis?.image), /^redis:/, `${name}: ${host} is a Redis`)
+      const missing = profilesOf(redis ?? {}).filter((p) => !profilesOf(service).includes(p))
+      t.same(missing, [], `${name}: ${host} starts whenever it does (profiles)`)
+    }
+
+    const ports = (service.ports as unknown[] | undefined)?.map(String) ?? []
+    t.ok(ports.length > 0, `${name}: publishes a port`)
+    for (const p of ports) t.equal(p.split(':').at(-1), String(config.port), `${name}: ${p} publishes the service's PORT (${config.port})`)
+    for (const p of ports) t.match(p, /^127\.0\.0\.1:/, `${name}: ${p} is published on loopback only (no AUTH_FILE)`)
+
+    const check = (service.healthcheck as { test?: unknown } | undefined)?.test
+    const command = Array.isArray(check) ? check.join(' ') : String(check)
+    const probed = probedPath(command)
+    t.equal(probed, '/readyz', `${name}: the health check probes /readyz (can grant), not /healthz`)
+    t.ok(probed !== undefined && routePaths.has(probed), `${name}: ${probed} is a route of the service`)
+    t.match(command, /process\.env\.PORT \|\| 8080/, `${name}: on the port the service listens on`)
   }
-  t.ok(env.has('REDIS_URLS') || env.has('REDIS_URL'), 'it says where Redis is')
-
-  const given = Object.fromEntries([...env].filter((e): e is [string, string] => e[1] !== undefined))
-  const config = loadConfig(given)
-  t.pass('loadConfig accepts the values')
-  const redisUrl = new URL(config.redisUrls[0] ?? '')
-  t.ok(redisUrl.hostname in services, `the Redis URL points at a compose service (${redisUrl.hostname})`)
-
-  const ports = (service.ports as unknown[] | undefined)?.map(String) ?? []
-  t.ok(ports.some((p) => p.endsWith(`:${config.port}`) || p === String(config.port)), `port ${config.port} is published`)
 })
 
-t.test('docker-compose.yml: Redis 7 with a health check the service waits for', async (t) => {
+t.test('docker-compose.yml: profile quorum runs three independent Redis masters for a quorum service', async (t) => {
   const services = composeServices()
-  const [, service] = lockService(services) ?? ['', {}]
-  const dependsOn = service.depends_on as Record<string, { condition?: string }> | string[] | undefined
-  t.ok(dependsOn && !Array.isArray(dependsOn), 'depends_on in the long form (with conditions)')
-  const deps = dependsOn && !Array.isArray(dependsOn) ? dependsOn : {}
-  const redisDeps = Object.entries(deps).filter(([dep]) => String(services[dep]?.image ?? '').startsWith('redis:'))
-  t.ok(redisDeps.length > 0, 'it depends on a redis service')
-  for (const [dep, { condition }] of redisDeps) {
-    t.equal(condition, 'service_healthy', `${dep}: waits until healthy`)
-    const redis = services[dep] ?? {}
-    t.match(String(redis.image), /^redis:7(\.|$|-)/, `${dep}: Redis 7`)
-    const healthcheck = redis.healthcheck as { test?: unknown } | undefined
-    t.ok(healthcheck?.test, `${dep}: has a healthcheck`)
-    t.match(JSON.stringify(healthcheck?.test), /redis-cli.*ping/i, `${dep}: the healthcheck pings`)
+  const quorum = Object.entries(services).filter(([, s]) => profilesOf(s).includes('quorum'))
+  const redises = quorum.filter(([, s]) => String(s.image).startsWith('redis:')).map(([name]) => name)
+  t.equal(redises.length, 3, `three Redis services in the profile (${redises.join(', ')})`)
+  const [, lockQuorum] = builtServices(services).find(([name]) => name === 'lock-service-quorum') ?? ['', {}]
+  const urls = loadConfig(Object.fromEntries([...serviceEnv(lockQuorum)].filter((e): e is [string, string] => e[1] !== undefined))).redisUrls
+  t.same(urls.map((u) => new URL(u).hostname).sort(), redises.sort(), 'its REDIS_URLS name the three, each once')
+  for (const redis of redises) {
+    const command = (services[redis]?.command as string[] | undefined)?.join(' ') ?? ''
+    t.notMatch(command, /replicaof|slaveof/i, `${redis} is a master`)
   }
+  const defaults = Object.entries(services).filter(([, s]) => profilesOf(s).length === 0).map(([name]) => name)
+  t.same(defaults.sort(), ['lock-service', 'redis'], 'without a profile: one Redis and the service')
+})
+
+t.test('docker-compose.yml: Redis 7 with a health check the services wait for', async (t) => {
+  const services = composeServices()
+  for (const [name, service] of builtServices(services)) {
+    const dependsOn = service.depends_on as Record<string, { condition?: string }> | string[] | undefined
+    t.ok(dependsOn && !Array.isArray(dependsOn), `${name}: depends_on in the long form (with conditions)`)
+    const deps = dependsOn && !Array.isArray(dependsOn) ? dependsOn : {}
+    const redisDeps = Object.entries(deps).filter(([dep]) => String(services[dep]?.image ?? '').startsWith('redis:'))
+    t.ok(redisDeps.length > 0, `${name}: depends on a redis service`)
+    for (const [dep, { condition }] of redisDeps) {
+      t.equal(condition, 'service_healthy', `${dep}: waits until healthy`)
+      const redis = services[dep] ?? {}
+      t.match(String(redis.image), /^redis:7(\.|$|-)/, `${dep}: Redis 7`)
+      const healthcheck = redis.healthcheck as { test?: unknown } | undefined
+      t.ok(healthcheck?.test, `${dep}: has a healthcheck`)
+      t.match(JSON.stringify(healthcheck?.test), /redis-cli.*ping/i, `${dep}: the healthcheck pings`)
+    }
+  }
+})
+
+t.test('every document a shipped file names is in the repository', async (t) => {
+  const shipped = ['Dockerfile', 'docker-compose.yml', 'README.md', 'openapi.yaml', 'package.json', '.dockerignore', '.ci/run']
+  const walk = (dir: string): string[] =>
+    readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(`${dir}/${e.name}`) : [`${dir}/${e.name}`]))
+  const files = [...shipped, ...walk('src'), ...walk('scripts'), ...walk('deploy'), ...walk('docs')]
+  const repoFiles = [...files, ...walk('bench'), ...walk('test')]
+  let named = 0
+  for (const file of files) {
+    for (const [doc] of read(file).matchAll(/[\w./-]*[\w-]+\.md\b/g)) {
+      named++
+      const wanted = path.normalize(doc).replace(/^(\.\.?\/)+/, '')
+      t.ok(repoFiles.some((f) => path.normalize(f).endsWith(wanted)), `${file} names ${doc}: it is in the repository`)
+    }
+  }
+  t.ok(named > 0, `${named} references checked`)
+  t.notMatch(read('.ci/run'), /\.\.\/shared/, '.ci/run needs nothing outside the repository')
 })
 
 // ── Dockerfile ─────────────────────────────────────────────────────────────────────────────────────
@@ -196,10 +254,10 @@ t.test('parseDockerfile joins continuations and drops comments', async (t) => {
   t.notOk(ignoredBy('keep.md', ['*.md', '!keep.md']))
 })
 
-t.test('Dockerfile: multi-stage build on node:20-bookworm-slim', async (t) => {
+t.test('Dockerfile: multi-stage build on a supported Node LTS (22 or 24), slim', async (t) => {
   const froms = dockerfile.filter((i) => i.op === 'FROM')
   t.ok(froms.length >= 2, `at least two FROM stages (got ${froms.length})`)
-  for (const from of froms) t.match(from.args, /^node:20-bookworm-slim\b/, `FROM ${from.args}`)
+  for (const from of froms) t.match(from.args, /^node:(22|24)-bookworm-slim\b/, `FROM ${from.args}`)
   const runs = (stage: number) => dockerfile.filter((i) => i.op === 'RUN' && i.stage === stage).map((i) => i.args)
   const buildStage = dockerfile.find((i) => i.op === 'RUN' && /npm run build/.test(i.args))?.stage
   t.ok(buildStage !== undefined && buildStage < finalStage, 'an earlier stage runs npm run build')
@@ -210,19 +268,26 @@ t.test('Dockerfile: multi-stage build on node:20-bookworm-slim', async (t) => {
   t.ok(fromBuild.some((i) => copyArgs(i.args).sources.some((s) => /\/dist\/?$/.test(s))), 'the runtime copies dist/ from the build stage')
 })
 
-t.test('Dockerfile: runs as a non-root user, exposes 8080, health-checks /healthz, starts dist/server.js', async (t) => {
+t.test('Dockerfile: runs as a non-root user, sets only config variables, exposes its PORT, health-checks /readyz, starts dist/server.js', async (t) => {
   const users = dockerfile.filter((i) => i.op === 'USER' && i.stage === finalStage)
   const user = users.at(-1)?.args.split(':')[0]?.trim()
   t.ok(user, 'the runtime stage sets a USER')
   t.notOk(user === 'root' || user === '0', `USER ${user} is not root`)
 
+  const env = new Map<string, string>()
+  for (const i of dockerfile.filter((x) => x.op === 'ENV' && x.stage === finalStage)) {
+    for (const m of i.args.matchAll(/([A-Za-z_][A-Za-z0-9_]*)=("[^"]*"|\S*)/g)) env.set(m[1] ?? '', (m[2] ?? '').replace(/^"|"$/g, ''))
+  }
+  for (const name of env.keys()) t.ok(configEnvNames.includes(name), `ENV ${name} is a variable src/config.ts reads`)
+  const config = loadConfig(Object.fromEntries(env))
   const expose = dockerfile.filter((i) => i.op === 'EXPOSE').flatMap((i) => i.args.split(/\s+/))
-  t.ok(expose.includes('8080') || expose.includes('8080/tcp'), 'EXPOSE 8080')
+  t.ok(expose.includes(String(config.port)) || expose.includes(`${config.port}/tcp`), `EXPOSE ${config.port}, the PORT it runs with`)
 
   const healthchecks = dockerfile.filter((i) => i.op === 'HEALTHCHECK' && i.stage === finalStage)
   t.equal(healthchecks.length, 1, 'one HEALTHCHECK in the runtime stage')
   const hc = healthchecks[0]?.args ?? ''
-  t.match(hc, /\/healthz/, 'it hits /healthz')
+  t.equal(probedPath(hc), '/readyz', 'it probes /readyz: healthy = can grant')
+  t.ok(routePaths.has(probedPath(hc) ?? ''), 'a route of the service')
   t.match(hc, /CMD\s+(\[\s*"node"|node\s)/, 'with node (slim images have no curl)')
   t.notMatch(hc, /\b(curl|wget)\b/, 'no curl or wget')
 

@@ -1,4 +1,4 @@
-/** parseDuration: the query-string durations of DESIGN.md (`1500`, `1500ms`, `1.5s`, `2m`, `1h`), in whole ms. */
+/** parseDuration: the query-string durations of the contract (README) (`1500`, `1500ms`, `1.5s`, `2m`, `1h`), in whole ms. */
 import t from 'tap'
 import { parseDuration } from '../src/contract/duration.js'
 

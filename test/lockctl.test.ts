@@ -429,9 +429,14 @@ t.test('list follows the cursors: one line per held lock, --limit, --json, --rw'
   const rw = await lockctl(['list', '--rw', '--prefix', 'lsrw:'], opts)
   t.equal(rw.code, 0)
   t.same(rw.stdout.trim().split('\n').sort(), [
-    'lsrw:a read writerFence=- writerRemainingMs=- readers=2 writerWaiting=false waiters=0',
-    expect(rw.stdout, /^lsrw:b write writerFence=\d+ writerRemainingMs=\d+ readers=0 writerWaiting=false waiters=0$/m),
+    expect(rw.stdout, /^lsrw:a read writerFence=- writerRemainingMs=- readers=2 writerWaiting=false waiters=0 readerHolds=\d+:\d+,\d+:\d+$/m),
+    expect(rw.stdout, /^lsrw:b write writerFence=\d+ writerRemainingMs=\d+ readers=0 writerWaiting=false waiters=0 readerHolds=-$/m),
   ])
+  // Each reader's fence, as shown, is enough to force-release that read hold.
+  const fences = /readerHolds=(\d+):\d+,(\d+):\d+/.exec(rw.stdout)?.slice(1) ?? []
+  t.equal((await app.inject({ method: 'DELETE', url: `/rwlocks/lsrw:a/read?force=true&fence=${fences[0]}` })).statusCode, 200)
+  const after = await lockctl(['list', '--rw', '--prefix', 'lsrw:a'], opts)
+  t.match(after.stdout, new RegExp(`readers=1 writerWaiting=false waiters=0 readerHolds=${fences[1]}:\\d+$`, 'm'), 'the other read hold is left')
 })
 
 /** The line of `text` matching `re` (or a marker that makes the comparison fail). */

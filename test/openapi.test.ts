@@ -50,6 +50,49 @@ t.test('every operation documents a success and its error codes', async (t) => {
   }
 })
 
+t.test('stable operationIds, servers, license, declared headers, no ±2^53 bounds', async (t) => {
+  type Operation = { operationId?: string; responses: Record<string, { description: string; headers?: Record<string, unknown>; content?: Record<string, { schema: unknown }> }> }
+  const doc = YAML.parse(committed) as { info: { license?: unknown }; servers?: unknown[]; paths: Record<string, Record<string, Operation>>; components: { headers?: Record<string, unknown> } }
+  const expected: Record<string, string> = {
+    'post /locks/{key}': 'acquireLock',
+    'put /locks/{key}/renew': 'renewLock',
+    'delete /locks/{key}': 'releaseLock',
+    'get /locks/{key}': 'inspectLock',
+    'get /locks': 'listLocks',
+    'post /rwlocks/{key}/read': 'acquireReadHold',
+    'put /rwlocks/{key}/read/renew': 'renewReadHold',
+    'delete /rwlocks/{key}/read': 'releaseReadHold',
+    'post /rwlocks/{key}/write': 'acquireWriteHold',
+    'put /rwlocks/{key}/write/renew': 'renewWriteHold',
+    'delete /rwlocks/{key}/write': 'releaseWriteHold',
+    'get /rwlocks/{key}': 'inspectRwLock',
+    'get /rwlocks': 'listRwLocks',
+    'get /healthz': 'getHealth',
+    'get /readyz': 'getReadiness',
+    'get /metrics': 'getMetrics',
+    'get /openapi.yaml': 'getOpenApi',
+  }
+  const found = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => [`${method} ${path}`, op.operationId]))
+  t.same(Object.fromEntries(found), expected, 'every operation, with its operationId')
+  t.same(doc.info.license, { name: 'MIT', identifier: 'MIT' })
+  t.ok((doc.servers ?? []).length > 0, 'servers')
+  t.same(Object.keys(doc.components.headers ?? {}).sort(), ['Retry-After', 'X-Request-Id'])
+  for (const [operation, ops] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(ops)) {
+      for (const [status, response] of Object.entries(op.responses)) {
+        t.ok(response.headers?.['X-Request-Id'], `${method} ${operation} ${status}: X-Request-Id`)
+        const isError = JSON.stringify(response.content ?? {}).includes('#/components/schemas/Error')
+        if (isError && ['409', '429', '503'].includes(status)) t.ok(response.headers?.['Retry-After'], `${method} ${operation} ${status}: Retry-After`)
+        if (isError) t.same(Object.keys(response.content ?? {}), ['application/json'], `${method} ${operation} ${status}: errors are JSON`)
+      }
+    }
+  }
+  t.notMatch(committed, /9007199254740991/, 'no ±(2^53 − 1) bounds')
+  const readyz503 = doc.paths['/readyz']?.get?.responses['503']
+  t.match(readyz503?.description, /Not ready/, "/readyz's 503 is the readiness body")
+  t.notMatch(JSON.stringify(readyz503?.content), /components\/schemas\/Error/)
+})
+
 t.test('GET /openapi.yaml serves the same file', async (t) => {
   const redis = await startRedis({ t })
   const { app } = await startApp(t, [redis.url])

@@ -7,11 +7,12 @@
 import path from 'node:path'
 import { runLoad, type LoadResult, type LoadSpec } from './load.js'
 import type { ClientKind } from './http-client.js'
-import { repoRoot, startNodeServer, startRedis, type HttpServer, type RedisServer } from './processes.js'
+import { repoRoot, startNodeServer, startRedisNode, type HttpServer, type RedisNode } from './processes.js'
 import { median, ratio } from './stats.js'
 import { acquireRelease } from './flows.js'
 
 const PRIME_MS = 1500
+const BASELINE = 'bench/baseline-server.js'
 /** Other processes busier than this (in cores) during a measured run make it suspect. */
 export const NOISY_CORES = 0.15
 
@@ -38,7 +39,7 @@ export type RunSpec = Omit<LoadSpec, 'server' | 'client' | 'warmupMs' | 'duratio
 
 export class BenchContext {
   private readonly shared = new Map<string, Promise<HttpServer>>()
-  private readonly redisPool: Promise<RedisServer>[] = []
+  private readonly redisPool: Promise<RedisNode>[] = []
   private freshCount = 0
   /** Every measured run of this benchmark, in order (for the noise summary). */
   readonly results: LoadResult[] = []
@@ -49,8 +50,8 @@ export class BenchContext {
   ) {}
 
   /** The first `n` Redis nodes of the run's pool (started on demand, shared by every service). */
-  async redisNodes(n: number): Promise<RedisServer[]> {
-    while (this.redisPool.length < n) this.redisPool.push(startRedis(`redis-${this.redisPool.length + 1}`))
+  async redisNodes(n: number): Promise<RedisNode[]> {
+    while (this.redisPool.length < n) this.redisPool.push(startRedisNode())
     return Promise.all(this.redisPool.slice(0, n))
   }
 
@@ -64,16 +65,7 @@ export class BenchContext {
    * (bench/baseline-server.js with BASELINE_REDIS_URL): the floor of Fastify + ioredis + Redis.
    */
   redisFloor(): Promise<HttpServer> {
-    return this.memo('redis-floor', async () => {
-      const redis = await this.redisNodes(1)
-      return startNodeServer({
-        name: 'redis-floor',
-        script: 'bench/baseline-server.js',
-        env: { LOG_LEVEL: 'warn', BASELINE_REDIS_URL: redis.map((r) => r.url).join(',') },
-        nodeArgs: this.profileArgs('redis-floor'),
-        redis,
-      })
-    })
+    return this.memo('redis-floor', async () => this.startNode('redis-floor', BASELINE, 'BASELINE_REDIS_URL', await this.redisNodes(1)))
   }
 
   /** The service (`node dist/server.js`) on `nodes` Redis nodes, shared by every scenario of the run. */
@@ -97,19 +89,18 @@ export class BenchContext {
   /** A new service process nobody else uses (memory figures need one); the caller stops it. */
   async startService(options: ServiceOptions & { name?: string } = {}): Promise<HttpServer> {
     const redis = await this.redisNodes(options.nodes ?? 1)
-    const name = options.name ?? `service-fresh-${++this.freshCount}`
-    return startNodeServer({
-      name,
-      script: options.script ?? 'dist/server.js',
-      env: { REDIS_URLS: redis.map((r) => r.url).join(','), LOG_LEVEL: 'warn', ...options.env },
-      nodeArgs: this.profileArgs(name),
-      redis,
-    })
+    return this.startNode(options.name ?? `service-fresh-${++this.freshCount}`, options.script ?? 'dist/server.js', 'REDIS_URLS', redis, options.env)
   }
 
   /** A new baseline process nobody else uses; the caller stops it. */
   startBaseline(name = `baseline-fresh-${++this.freshCount}`): Promise<HttpServer> {
-    return startNodeServer({ name, script: 'bench/baseline-server.js', env: { LOG_LEVEL: 'warn' }, nodeArgs: this.profileArgs(name) })
+    return this.startNode(name, BASELINE)
+  }
+
+  /** `node <script>` at LOG_LEVEL=warn (profiled when the run profiles), told its Redis nodes' URLs in `urlsVar`. */
+  private startNode(name: string, script: string, urlsVar?: string, redis: RedisNode[] = [], env: Record<string, string> = {}): Promise<HttpServer> {
+    const urls = urlsVar ? { [urlsVar]: redis.map((r) => r.url).join(',') } : {}
+    return startNodeServer({ name, script, env: { LOG_LEVEL: 'warn', ...urls, ...env }, nodeArgs: this.profileArgs(name), redis })
   }
 
   /** One measured run with the run's settings (Redis nodes flushed first). */
@@ -174,8 +165,9 @@ export class Comparison {
     return median(this.of(name).map(pick))
   }
 
-  /** Median over the repetitions of (figure of `a`) / (figure of `b`) in the same repetition. */
+  /** Median over the repetitions of (figure of `a`) / (figure of `b`) in the same repetition; 1 when a is b. */
   ratio(a: string, b: string, pick: (r: LoadResult) => number): number {
+    if (a === b) return 1
     const as = this.of(a)
     const bs = this.of(b)
     return median(as.map((r, i) => ratio(pick(r), pick(bs[i] as LoadResult))))

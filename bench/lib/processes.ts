@@ -1,74 +1,34 @@
 /**
- * Child processes of a benchmark run: redis-server instances and HTTP servers (the service, the
- * baseline), each on a free loopback port. Everything started here is stopped by `stopAll()`, on
- * SIGINT/SIGTERM, on an uncaught error and on exit; a tiny watchdog shell per child also kills it if
- * this process dies without running any of those (SIGKILL, OOM).
+ * The processes of a benchmark run. redis-servers come from the test harness
+ * (test/helpers/redis-server.ts). What the bench needs beyond it is here:
+ *
+ * - CPU and memory of a process, read from /proc (`ProcessStats`), and of the whole machine;
+ * - the HTTP servers under test: the built service (`node dist/server.js`) and the baselines
+ *   (`node bench/baseline-server.js`), plain `node` with `--cpu-prof` when profiling. The harness's
+ *   `startService` runs `src/server.ts` through the tsx loader, which is not what ships and would
+ *   change both the throughput and the memory figures.
+ *
+ * `stopAll()` stops everything, also on SIGINT/SIGTERM (`installCleanup`); on exit, leftovers are
+ * killed, and a watchdog shell per HTTP server kills it if this process dies without exiting (the
+ * harness does the same for its redis-servers).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { readFileSync, rmSync } from 'node:fs'
-import { mkdtemp } from 'node:fs/promises'
+import { readFileSync } from 'node:fs'
 import http from 'node:http'
-import net from 'node:net'
-import os from 'node:os'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { Redis } from 'ioredis'
 import { configEnvNames } from '../../src/config.js'
+import { freePort, startRedis, stopAll as stopAllRedis, type RedisProcess } from '../../test/helpers/redis-server.js'
 
 const OUTPUT_LIMIT = 32_768
 const STOP_TIMEOUT_MS = 10_000
 const CLOCK_TICKS = clockTicks()
 
-/** One child process we own. */
-export class Proc {
-  private out = ''
-  private exitedFlag = false
-  readonly exited: Promise<void>
-  private stopping: Promise<void> | undefined
-  private readonly watchdog: ChildProcess | undefined
+export const repoRoot = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..')
 
-  constructor(
-    readonly name: string,
-    readonly child: ChildProcess,
-    private readonly cleanupDir?: string,
-  ) {
-    const collect = (chunk: Buffer) => {
-      this.out = (this.out + chunk.toString()).slice(-OUTPUT_LIMIT)
-    }
-    child.stdout?.on('data', collect)
-    child.stderr?.on('data', collect)
-    this.exited = new Promise((resolve) => {
-      const gone = () => {
-        if (this.exitedFlag) return
-        this.exitedFlag = true
-        live.delete(this)
-        killQuietly(this.watchdog?.pid, 'SIGKILL')
-        if (this.cleanupDir) rmSync(this.cleanupDir, { recursive: true, force: true })
-        resolve()
-      }
-      child.once('exit', gone)
-      child.once('error', (err) => {
-        collect(Buffer.from(`\n${err.message}\n`))
-        gone()
-      })
-    })
-    this.watchdog = child.pid === undefined ? undefined : startWatchdog(child.pid, cleanupDir)
-    live.add(this)
-  }
-
-  get pid(): number {
-    if (this.child.pid === undefined) throw new Error(`${this.name} has no pid`)
-    return this.child.pid
-  }
-
-  get running(): boolean {
-    return !this.exitedFlag
-  }
-
-  /** The last 32 KiB the process wrote to stdout and stderr. */
-  output(): string {
-    return this.out
-  }
+/** CPU and memory of one process, from /proc. */
+export class ProcessStats {
+  constructor(readonly pid: number) {}
 
   /** Resident set size now (VmRSS) and its peak so far (VmHWM), in MiB. */
   memory(): { rssMb: number; peakRssMb: number } {
@@ -84,86 +44,6 @@ export class Proc {
     // Fields 14 and 15 of proc(5) (utime, stime); the slice starts at field 3.
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS
   }
-
-  /** SIGTERM (the service drains and exits; --cpu-prof writes its profile), SIGKILL after 10 s. */
-  stop(): Promise<void> {
-    if (this.exitedFlag) return Promise.resolve()
-    this.stopping ??= (async () => {
-      killQuietly(this.child.pid, 'SIGCONT')
-      killQuietly(this.child.pid, 'SIGTERM')
-      const timer = setTimeout(() => killQuietly(this.child.pid, 'SIGKILL'), STOP_TIMEOUT_MS)
-      await this.exited
-      clearTimeout(timer)
-    })()
-    return this.stopping
-  }
-
-  killNow(): void {
-    killQuietly(this.child.pid, 'SIGKILL')
-    killQuietly(this.watchdog?.pid, 'SIGKILL')
-    if (this.cleanupDir) rmSync(this.cleanupDir, { recursive: true, force: true })
-  }
-}
-
-const live = new Set<Proc>()
-
-/** Stop every process still running (servers before the Redis they use). */
-export async function stopAll(): Promise<void> {
-  const all = [...live]
-  await Promise.all(all.filter((p) => !p.name.startsWith('redis')).map((p) => p.stop()))
-  await Promise.all(all.filter((p) => p.name.startsWith('redis')).map((p) => p.stop()))
-}
-
-let cleanupInstalled = false
-
-/** Stop everything on SIGINT/SIGTERM (exit 130/143) and kill leftovers on any exit. */
-export function installCleanup(log: (line: string) => void): void {
-  if (cleanupInstalled) return
-  cleanupInstalled = true
-  let signalled = false
-  const onSignal = (signal: NodeJS.Signals, code: number) => {
-    if (signalled) {
-      for (const p of live) p.killNow()
-      process.exit(code)
-    }
-    signalled = true
-    log(`\n${signal}: stopping every process this run started…`)
-    const force = setTimeout(() => {
-      for (const p of live) p.killNow()
-      process.exit(code)
-    }, STOP_TIMEOUT_MS + 2000)
-    force.unref()
-    void stopAll().finally(() => process.exit(code))
-  }
-  process.on('SIGINT', () => onSignal('SIGINT', 130))
-  process.on('SIGTERM', () => onSignal('SIGTERM', 143))
-  process.on('exit', () => {
-    for (const p of live) p.killNow()
-  })
-}
-
-function killQuietly(pid: number | undefined, signal: NodeJS.Signals): void {
-  if (pid === undefined) return
-  try {
-    process.kill(pid, signal)
-  } catch {
-    // already gone
-  }
-}
-
-/**
- * `read` returns at EOF, i.e. when this process is gone however it died; then it kills the child and
- * removes its temporary directory.
- */
-function startWatchdog(pid: number, dir = ''): ChildProcess {
-  const script = 'read _; kill -9 "$1" 2>/dev/null; [ -n "$2" ] && rm -rf "$2"'
-  const watchdog = spawn('sh', ['-c', script, 'bench-watchdog', String(pid), dir], {
-    stdio: ['pipe', 'ignore', 'ignore'],
-  })
-  watchdog.on('error', () => {})
-  watchdog.unref()
-  ;(watchdog.stdin as unknown as { unref?: () => void } | null)?.unref?.()
-  return watchdog
 }
 
 function clockTicks(): number {
@@ -182,69 +62,34 @@ export function machineCpuMs(): { machineBusy: number; machineSteal: number } {
   return { machineBusy: ((user + nice + system) * 1000) / CLOCK_TICKS, machineSteal: (steal * 1000) / CLOCK_TICKS }
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => (address && typeof address === 'object' ? resolve(address.port) : reject(new Error('no port'))))
-    })
-  })
-}
-
 // ---------------------------------------------------------------------------------------------
-// redis-server
+// redis-server (the test harness's), with what the bench reads from it
 
-export interface RedisServer {
-  readonly name: string
-  readonly port: number
+export interface RedisNode {
   readonly url: string
-  readonly proc: Proc
+  /** The redis-server process (its pid from INFO), for CPU accounting. */
+  readonly proc: ProcessStats
+  readonly version: string
   /** FLUSHALL SYNC: every measured run starts on an empty keyspace. */
   flush(): Promise<void>
-  version(): Promise<string>
 }
 
-export async function startRedis(name: string): Promise<RedisServer> {
-  for (let attempt = 1; ; attempt++) {
-    const port = await freePort()
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'lock-service-bench-redis-'))
-    const child = spawn(
-      process.env.REDIS_SERVER_BIN ?? 'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--protected-mode', 'no', '--loglevel', 'warning', '--dir', dir],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    )
-    const proc = new Proc(name, child, dir)
-    const url = `redis://127.0.0.1:${port}`
-    try {
-      await waitFor(proc, 5000, async () => (await redisCommand(url, ['PING'])) === 'PONG')
-    } catch (err) {
-      await proc.stop()
-      if (attempt < 3 && /in use/i.test(proc.output())) continue
-      throw err
-    }
-    return {
-      name,
-      port,
-      url,
-      proc,
-      flush: async () => {
-        await redisCommand(url, ['FLUSHALL', 'SYNC'])
-      },
-      version: async () => {
-        const info = String(await redisCommand(url, ['INFO', 'server']))
-        return /redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown'
-      },
-    }
+export async function startRedisNode(): Promise<RedisNode> {
+  const redis = await startRedis()
+  const info = String(await redisCall(redis, 'INFO', 'server'))
+  const field = (name: string) => new RegExp(`^${name}:(\\S+)`, 'm').exec(info)?.[1]
+  return {
+    url: redis.url,
+    proc: new ProcessStats(Number(field('process_id'))),
+    version: field('redis_version') ?? 'unknown',
+    flush: async () => void (await redisCall(redis, 'FLUSHALL', 'SYNC')),
   }
 }
 
-async function redisCommand(url: string, args: [string, ...string[]]): Promise<unknown> {
-  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null })
-  client.on('error', () => {})
+async function redisCall(redis: RedisProcess, ...args: [string, ...string[]]): Promise<unknown> {
+  const client = redis.client({ maxRetriesPerRequest: 0, retryStrategy: () => null })
+  client.on('error', () => {}) // the failed command rejects with the same error
   try {
-    await client.connect()
     return await client.call(...args)
   } finally {
     client.disconnect()
@@ -252,15 +97,140 @@ async function redisCommand(url: string, args: [string, ...string[]]): Promise<u
 }
 
 // ---------------------------------------------------------------------------------------------
-// HTTP servers (the service, the baseline)
+// HTTP servers (the service, the baselines)
+
+/** An HTTP server process this run started. */
+export class ServerProcess extends ProcessStats {
+  private out = ''
+  private gone = false
+  private stopping: Promise<void> | undefined
+  private readonly watchdog: ChildProcess | undefined
+  readonly exited: Promise<void>
+
+  constructor(
+    readonly name: string,
+    private readonly child: ChildProcess,
+  ) {
+    super(child.pid ?? NaN)
+    const collect = (chunk: Buffer | string) => {
+      this.out = (this.out + chunk.toString()).slice(-OUTPUT_LIMIT)
+    }
+    child.stdout?.on('data', collect)
+    child.stderr?.on('data', collect)
+    this.watchdog = child.pid === undefined ? undefined : startWatchdog(child.pid)
+    this.exited = new Promise((resolve) => {
+      const onGone = () => {
+        if (this.gone) return
+        this.gone = true
+        live.delete(this)
+        killQuietly(this.watchdog?.pid, 'SIGKILL')
+        resolve()
+      }
+      child.once('exit', onGone)
+      child.once('error', (err) => {
+        collect(`\n${err.message}\n`)
+        onGone()
+      })
+    })
+    live.add(this)
+  }
+
+  get running(): boolean {
+    return !this.gone
+  }
+
+  /** The last 32 KiB the process wrote to stdout and stderr. */
+  output(): string {
+    return this.out
+  }
+
+  /** SIGTERM (the service drains and exits; --cpu-prof writes its profile), SIGKILL after 10 s. */
+  stop(): Promise<void> {
+    if (this.gone) return Promise.resolve()
+    this.stopping ??= (async () => {
+      killQuietly(this.child.pid, 'SIGTERM')
+      const timer = setTimeout(() => killQuietly(this.child.pid, 'SIGKILL'), STOP_TIMEOUT_MS)
+      await this.exited
+      clearTimeout(timer)
+    })()
+    return this.stopping
+  }
+
+  killNow(): void {
+    killQuietly(this.child.pid, 'SIGKILL')
+    killQuietly(this.watchdog?.pid, 'SIGKILL')
+  }
+}
+
+const live = new Set<ServerProcess>()
+
+function killQuietly(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (pid === undefined) return
+  try {
+    process.kill(pid, signal)
+  } catch {
+    // already gone
+  }
+}
+
+/** `read` returns at EOF, i.e. when this process is gone however it died; then it kills the server. */
+function startWatchdog(pid: number): ChildProcess {
+  const watchdog = spawn('sh', ['-c', 'read _; kill -9 "$1" 2>/dev/null', 'bench-watchdog', String(pid)], { stdio: ['pipe', 'ignore', 'ignore'] })
+  watchdog.on('error', () => {})
+  watchdog.unref()
+  ;(watchdog.stdin as unknown as { unref?: () => void } | null)?.unref?.()
+  return watchdog
+}
+
+/** Stop every process still running: the HTTP servers, then the redis-servers they use. */
+export async function stopAll(): Promise<void> {
+  await Promise.all([...live].map((p) => p.stop()))
+  await stopAllRedis()
+}
+
+let cleanupInstalled = false
+
+/** Stop everything on SIGINT/SIGTERM (exit 130/143) and kill leftovers on any exit. */
+export function installCleanup(log: (line: string) => void): void {
+  if (cleanupInstalled) return
+  cleanupInstalled = true
+  let signalled = false
+  // process.exit() runs the 'exit' hooks: this one's and the harness's (which SIGKILLs its redis-servers).
+  const killAndExit = (code: number) => {
+    for (const p of live) p.killNow()
+    process.exit(code)
+  }
+  const onSignal = (signal: NodeJS.Signals, code: number) => {
+    if (signalled) killAndExit(code)
+    signalled = true
+    log(`\n${signal}: stopping every process this run started…`)
+    setTimeout(() => killAndExit(code), STOP_TIMEOUT_MS + 2000).unref()
+    void stopAll().finally(() => process.exit(code))
+  }
+  process.on('SIGINT', () => onSignal('SIGINT', 130))
+  process.on('SIGTERM', () => onSignal('SIGTERM', 143))
+  process.on('exit', () => {
+    for (const p of live) p.killNow()
+  })
+}
 
 export interface HttpServer {
   readonly name: string
   readonly host: string
   readonly port: number
-  readonly proc: Proc
+  readonly proc: ServerProcess
   /** The Redis nodes this server uses (none for the baseline). */
-  readonly redis: readonly RedisServer[]
+  readonly redis: readonly RedisNode[]
+}
+
+/** The lowest VmRSS (MiB) of each server, sampled once a second for `forMs` (both ends included). */
+export async function lowestRss(servers: readonly HttpServer[], forMs: number): Promise<number[]> {
+  const lowest = servers.map(() => Infinity)
+  for (let t = 0; ; t += 1000) {
+    servers.forEach((s, i) => (lowest[i] = Math.min(lowest[i] as number, s.proc.memory().rssMb)))
+    if (t >= forMs) return lowest
+    await sleep(1000)
+  }
 }
 
 export interface NodeServerSpec {
@@ -269,11 +239,10 @@ export interface NodeServerSpec {
   script: string
   env?: Record<string, string>
   nodeArgs?: string[]
-  redis?: readonly RedisServer[]
-  readyTimeoutMs?: number
+  redis?: readonly RedisNode[]
 }
 
-export const repoRoot = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..')
+const READY_TIMEOUT_MS = 15_000
 
 /** Start `node <script>` with PORT/HOST set and wait until GET /readyz answers 200. */
 export async function startNodeServer(spec: NodeServerSpec): Promise<HttpServer> {
@@ -285,9 +254,9 @@ export async function startNodeServer(spec: NodeServerSpec): Promise<HttpServer>
       env: { ...inheritedEnv(), ...spec.env, PORT: String(port), HOST: host },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
-    const proc = new Proc(spec.name, child)
+    const proc = new ServerProcess(spec.name, child)
     try {
-      await waitFor(proc, spec.readyTimeoutMs ?? 15_000, async () => (await httpStatus(host, port, '/readyz')) === 200)
+      await waitReady(proc, host, port)
     } catch (err) {
       await proc.stop()
       if (attempt < 3 && /EADDRINUSE/.test(proc.output())) continue
@@ -305,39 +274,24 @@ function inheritedEnv(): NodeJS.ProcessEnv {
   return env
 }
 
-/** GET a path; resolves with the status, or 0 when nothing answers. */
-export function httpStatus(host: string, port: number, pathname: string): Promise<number> {
+async function waitReady(proc: ServerProcess, host: string, port: number): Promise<void> {
+  const deadline = Date.now() + READY_TIMEOUT_MS
+  while (Date.now() < deadline) {
+    if (!proc.running) throw new Error(`${proc.name} exited during start:\n${proc.output().trim()}`)
+    if ((await readyzStatus(host, port)) === 200) return
+    await sleep(50)
+  }
+  throw new Error(`${proc.name} did not become ready within ${READY_TIMEOUT_MS} ms:\n${proc.output().trim()}`)
+}
+
+/** GET /readyz on a connection of its own; resolves with the status, or 0 when nothing answers. */
+function readyzStatus(host: string, port: number): Promise<number> {
   return new Promise((resolve) => {
-    const req = http.get({ host, port, path: pathname, agent: false, timeout: 1000 }, (res) => {
+    const req = http.get({ host, port, path: '/readyz', agent: false, timeout: 1000 }, (res) => {
       res.resume()
       res.on('end', () => resolve(res.statusCode ?? 0))
     })
     req.on('timeout', () => req.destroy())
     req.on('error', () => resolve(0))
   })
-}
-
-/** One request, whole body as text (for checks outside measured runs). */
-export function httpText(host: string, port: number, method: string, pathname: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host, port, method, path: pathname, headers, agent: false, timeout: 5000 }, (res) => {
-      let text = ''
-      res.setEncoding('utf8')
-      res.on('data', (c: string) => (text += c))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }))
-    })
-    req.on('timeout', () => req.destroy(new Error(`${method} ${pathname}: timed out`)))
-    req.on('error', reject)
-    req.end()
-  })
-}
-
-async function waitFor(proc: Proc, timeoutMs: number, probe: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (Date.now() < deadline) {
-    if (!proc.running) throw new Error(`${proc.name} exited during start:\n${proc.output().trim()}`)
-    if (await probe().catch(() => false)) return
-    await sleep(50)
-  }
-  throw new Error(`${proc.name} did not become ready within ${timeoutMs} ms:\n${proc.output().trim()}`)
 }

@@ -20,7 +20,7 @@ export interface ScenarioReport {
   rows: string[][]
   /** The unformatted figures (medians, ratios, per-repetition results) written to latest.json. */
   figures: Record<string, unknown>
-  /** Targets from the issues, checked on this run. */
+  /** The scenario's goals, checked on this run. */
   targets?: TargetCheck[]
   notes?: string[]
 }
@@ -30,9 +30,7 @@ export interface TargetCheck {
   value: number
   /** Formatted measured value, e.g. "0.71×" or "62 MB". */
   shown: string
-  /** The goal in words, e.g. "≥ 0.6× baseline". */
+  /** The goal, e.g. "≥ 0.6×" or "≤ 150 MB". */
   goal: string
   pass: boolean
-  /** Where the target comes from (e.g. "issue 7"). */
-  source: string
 }

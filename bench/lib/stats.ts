@@ -49,12 +49,13 @@ export class Samples {
   }
 }
 
-export function median(values: readonly number[]): number {
-  const finite = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b)
-  const n = finite.length
+/** NaN is left out, and so is ±Infinity unless `keepInfinity` (e.g. a max ÷ min whose min was 0). */
+export function median(values: readonly number[], keepInfinity = false): number {
+  const kept = values.filter((v) => (keepInfinity ? !Number.isNaN(v) : Number.isFinite(v))).sort((a, b) => a - b)
+  const n = kept.length
   if (n === 0) return NaN
   const mid = Math.floor(n / 2)
-  return n % 2 === 1 ? (finite[mid] as number) : ((finite[mid - 1] as number) + (finite[mid] as number)) / 2
+  return n % 2 === 1 ? (kept[mid] as number) : ((kept[mid - 1] as number) + (kept[mid] as number)) / 2
 }
 
 export function ratio(a: number, b: number): number {

@@ -1,6 +1,36 @@
-import type { Comparison } from './context.js'
+/** What the throughput scenarios share: one comparison per connection count, their medians and ratios, targets. */
+import type { BenchContext, Comparison, RunSpec } from './context.js'
+import type { HttpServer } from './processes.js'
 import type { TargetCheck } from './scenario.js'
 import { fmtMs, fmtNumber, fmtRatio } from './stats.js'
+
+/**
+ * `ctx.compare` of the servers (by name, in this order) at each connection count; `each` gives every
+ * server's cells and figures: rows are [name, connections, ...cells], figures[`c${connections}`][name].
+ */
+export async function compareEach(
+  ctx: BenchContext,
+  servers: Readonly<Record<string, HttpServer>>,
+  spec: Omit<RunSpec, 'connections'> & { connections: readonly number[] },
+  each: (cmp: Comparison, name: string, connections: number) => { cells: string[]; figures: unknown },
+): Promise<{ rows: string[][]; figures: Record<string, Record<string, unknown>>; notes: string[] }> {
+  const rows: string[][] = []
+  const figures: Record<string, Record<string, unknown>> = {}
+  const notes: string[] = []
+  const variants = Object.entries(servers).map(([name, server]) => ({ name, server }))
+  for (const connections of spec.connections) {
+    const cmp = await ctx.compare(variants, { ...spec, connections })
+    notes.push(...cmp.errorNotes())
+    const byName: Record<string, unknown> = {}
+    for (const { name } of variants) {
+      const { cells, figures: f } = each(cmp, name, connections)
+      rows.push([name, String(connections), ...cells])
+      byName[name] = f
+    }
+    figures[`c${connections}`] = byName
+  }
+  return { rows, figures, notes }
+}
 
 /** The medians every throughput scenario reports for one server, and its ratios to a reference server. */
 export function versus(cmp: Comparison, name: string, reference: string) {
@@ -13,11 +43,10 @@ export function versus(cmp: Comparison, name: string, reference: string) {
     redisUsPerRequest: cmp.median(name, (r) => r.cpu.redisUsPerRequest),
     errors: cmp.errors(name),
   }
-  const isReference = name === reference
   const ratio = {
-    requestsPerSec: isReference ? 1 : cmp.ratio(name, reference, (r) => r.requestsPerSec),
-    p50: isReference ? 1 : cmp.ratio(name, reference, (r) => r.latencyMs.p50),
-    p99: isReference ? 1 : cmp.ratio(name, reference, (r) => r.latencyMs.p99),
+    requestsPerSec: cmp.ratio(name, reference, (r) => r.requestsPerSec),
+    p50: cmp.ratio(name, reference, (r) => r.latencyMs.p50),
+    p99: cmp.ratio(name, reference, (r) => r.latencyMs.p99),
   }
   /** The row cells both throughput tables share: cycles/s, req/s, ×, p50, ×, p99, ×, server CPU. */
   const cells = [
@@ -33,7 +62,7 @@ export function versus(cmp: Comparison, name: string, reference: string) {
   return { median, ratio, cells }
 }
 
-/** A target of the form "this same-run ratio ≥ goal×". */
-export function ratioTarget(name: string, ratio: number, goal: number, source: string): TargetCheck {
-  return { name, value: ratio, shown: fmtRatio(ratio), goal: `≥ ${goal}×`, pass: ratio >= goal, source }
+/** A target "value ≥ limit" or "value ≤ limit"; the goal reads e.g. "≥ 0.6×", "≤ 2 ms", "≥ 1,000/s". */
+export function target(name: string, value: number, shown: string, op: '≥' | '≤', limit: number, unit = ''): TargetCheck {
+  return { name, value, shown, goal: `${op} ${limit.toLocaleString('en-US')}${unit}`, pass: op === '≥' ? value >= limit : value <= limit }
 }

@@ -6,11 +6,12 @@
  */
 import { acquireRelease } from '../lib/flows.js'
 import type { Scenario, TargetCheck } from '../lib/scenario.js'
-import { roundAll } from '../lib/stats.js'
-import { ratioTarget, versus } from '../lib/summary.js'
+import { fmtRatio, roundAll } from '../lib/stats.js'
+import { compareEach, target, versus } from '../lib/summary.js'
 
-export const CONNECTIONS = [16, 64] as const
-export const TARGET_RATIO = 0.6
+const CONNECTIONS = [16, 64] as const
+/** The service's requests/s, as a share of the baseline's: at least 0.6. */
+const TARGET_RATIO = 0.6
 
 const scenario: Scenario = {
   id: 'uncontended',
@@ -21,33 +22,15 @@ const scenario: Scenario = {
     'per request no lock service can avoid (a one-line Lua script via ioredis): the best a Fastify + ioredis service can do here.',
   async run(ctx) {
     const [baseline, floor, service] = await Promise.all([ctx.baseline(), ctx.redisFloor(), ctx.service({ nodes: 1 })])
-    const names = ['baseline', 'redis floor', 'service']
-    const rows: string[][] = []
-    const figures: Record<string, unknown> = {}
     const targets: TargetCheck[] = []
-    const notes: string[] = []
-    for (const connections of CONNECTIONS) {
-      const cmp = await ctx.compare(
-        [
-          { name: 'baseline', server: baseline },
-          { name: 'redis floor', server: floor },
-          { name: 'service', server: service },
-        ],
-        { connections, flow: acquireRelease },
-      )
-      notes.push(...cmp.errorNotes())
-      const byName: Record<string, unknown> = {}
-      for (const name of names) {
-        const { median, ratio: x, cells } = versus(cmp, name, 'baseline')
-        const m = { ...median, loaderUsPerRequest: cmp.median(name, (r) => r.cpu.loaderUsPerRequest) }
-        rows.push([name, String(connections), ...cells])
-        byName[name] = { median: roundAll(m), ratioToBaseline: roundAll(x), runs: cmp.of(name) }
-        if (name === 'service') {
-          targets.push(ratioTarget(`uncontended req/s vs baseline, ${connections} connections`, x.requestsPerSec, TARGET_RATIO, 'issue 7'))
-        }
+    const { rows, figures, notes } = await compareEach(ctx, { baseline, 'redis floor': floor, service }, { connections: CONNECTIONS, flow: acquireRelease }, (cmp, name, connections) => {
+      const { median, ratio: x, cells } = versus(cmp, name, 'baseline')
+      if (name === 'service') {
+        targets.push(target(`uncontended req/s vs baseline, ${connections} connections`, x.requestsPerSec, fmtRatio(x.requestsPerSec), '≥', TARGET_RATIO, '×'))
       }
-      figures[`c${connections}`] = byName
-    }
+      const m = { ...median, loaderUsPerRequest: cmp.median(name, (r) => r.cpu.loaderUsPerRequest) }
+      return { cells, figures: { median: roundAll(m), ratioToBaseline: roundAll(x), runs: cmp.of(name) } }
+    })
     return {
       columns: ['server', 'conns', 'cycles/s', 'req/s', '× base', 'p50 ms', '× base', 'p99 ms', '× base', 'server CPU µs/req'],
       rows,
@@ -59,4 +42,3 @@ const scenario: Scenario = {
 }
 
 export default scenario
-

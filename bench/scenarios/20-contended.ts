@@ -6,7 +6,7 @@
 import { expectStatus, tokenHeaders } from '../lib/flows.js'
 import type { Flow, LoadResult } from '../lib/load.js'
 import type { Scenario } from '../lib/scenario.js'
-import { versus } from '../lib/summary.js'
+import { compareEach, versus } from '../lib/summary.js'
 import { fmtMs, fmtNumber, fmtPercent, fmtRatio, roundAll } from '../lib/stats.js'
 
 const CONNECTIONS = 16
@@ -36,16 +36,7 @@ const scenario: Scenario = {
     '409 rate = share of acquires answered 409 lock_held. Ratios are service ÷ baseline (which grants every POST).',
   async run(ctx) {
     const [baseline, service] = await Promise.all([ctx.baseline(), ctx.service({ nodes: 1 })])
-    const cmp = await ctx.compare(
-      [
-        { name: 'baseline', server: baseline },
-        { name: 'service', server: service },
-      ],
-      { connections: CONNECTIONS, flow: contendedFlow },
-    )
-    const rows: string[][] = []
-    const figures: Record<string, unknown> = {}
-    for (const name of ['baseline', 'service']) {
+    const { rows, figures, notes } = await compareEach(ctx, { baseline, service }, { connections: [CONNECTIONS], flow: contendedFlow }, (cmp, name) => {
       const m = {
         requestsPerSec: cmp.median(name, (r) => r.requestsPerSec),
         acquiresPerSec: cmp.median(name, (r) => attempts(r) / r.seconds),
@@ -57,9 +48,7 @@ const scenario: Scenario = {
         errors: cmp.errors(name),
       }
       const x = versus(cmp, name, 'baseline').ratio
-      rows.push([
-        name,
-        String(CONNECTIONS),
+      const cells = [
         fmtNumber(m.requestsPerSec),
         fmtRatio(x.requestsPerSec),
         fmtNumber(m.acquiresPerSec),
@@ -69,14 +58,14 @@ const scenario: Scenario = {
         fmtRatio(x.p50),
         fmtMs(m.p99Ms),
         fmtRatio(x.p99),
-      ])
-      figures[name] = { median: roundAll(m), ratioToBaseline: roundAll(x), runs: cmp.of(name) }
-    }
+      ]
+      return { cells, figures: { median: roundAll(m), ratioToBaseline: roundAll(x), runs: cmp.of(name) } }
+    })
     return {
       columns: ['server', 'conns', 'req/s', '× base', 'acquires/s', 'grants/s', '409 rate', 'p50 ms', '× base', 'p99 ms', '× base'],
       rows,
-      figures,
-      notes: cmp.errorNotes(),
+      figures: figures[`c${CONNECTIONS}`] ?? {},
+      notes,
     }
   },
 }

@@ -1,5 +1,5 @@
 /**
- * One hot key with waiting clients (issue 5): every connection loops POST /locks/<hot>?ttl=5s&wait=10s
+ * One hot key with waiting clients: every connection loops POST /locks/<hot>?ttl=5s&wait=10s
  * with its own token, holds the grant for ~0 ms and DELETEs it, at 16 and at 64 connections. The
  * service parks all but one of them in line; each release script hands the lock to the head waiter
  * and pushes it the grant.
@@ -21,11 +21,12 @@ import { expectStatus, tokenHeaders } from '../lib/flows.js'
 import type { Flow, LoadResult } from '../lib/load.js'
 import type { Scenario, TargetCheck } from '../lib/scenario.js'
 import { fmtMs, fmtNumber, fmtRatio, median, roundAll } from '../lib/stats.js'
+import { compareEach, target } from '../lib/summary.js'
 
 const CONNECTIONS = [16, 64] as const
 const TTL = '5s'
 const WAIT = '10s'
-/** Targets from issue 5. */
+/** Targets: a hand-off within 2 ms (p50), 1,000 grants/s on one key with 16 clients, no client served 1.5× more than another. */
 const TARGET_HANDOFF_P50_MS = 2
 const TARGET_GRANTS_PER_SEC_16 = 1000
 const TARGET_FAIRNESS = 1.5
@@ -77,123 +78,73 @@ const scenario: Scenario = {
     '"service N=3": the same service on a quorum of 3 redis-servers (each hand-off is the release on every node; the waiter answers once a majority handed over). The targets are checked on one Redis.',
   async run(ctx) {
     const [baseline, service, quorum] = await Promise.all([ctx.baseline(), ctx.service({ nodes: 1 }), ctx.service({ nodes: 3 })])
-    const rows: string[][] = []
-    const figures: Record<string, unknown> = {}
     const targets: TargetCheck[] = []
-    const notes: string[] = []
     try {
-      for (const connections of CONNECTIONS) {
-        const cmp = await ctx.compare(
-          [
-            { name: 'baseline', server: baseline },
-            { name: 'service', server: service },
-            { name: 'service N=3', server: quorum },
-          ],
-          // A connection still parked when the window ends gets its turn within ~64 hand-offs.
-          { connections, flow: hotKeyFlow, drainMs: 3000 },
-        )
-        notes.push(...cmp.errorNotes())
-        const byName: Record<string, unknown> = {}
-        for (const name of ['baseline', 'service', 'service N=3']) {
-          const isBase = name === 'baseline'
-          const fair = cmp.of(name).map(perConnection)
-          const m = {
-            grantsPerSec: cmp.median(name, grantsPerSec),
-            requestsPerSec: cmp.median(name, (r) => r.requestsPerSec),
-            handoffP50Ms: isBase ? NaN : cmp.median(name, (r) => r.samples.handoff?.p50 ?? NaN),
-            handoffP99Ms: isBase ? NaN : cmp.median(name, (r) => r.samples.handoff?.p99 ?? NaN),
-            acquireP50Ms: cmp.median(name, (r) => r.labels.acquire?.latencyMs.p50 ?? NaN),
-            acquireP99Ms: cmp.median(name, (r) => r.labels.acquire?.latencyMs.p99 ?? NaN),
-            releaseP50Ms: cmp.median(name, (r) => r.labels.release?.latencyMs.p50 ?? NaN),
-            fewestGrants: median(fair.map((f) => f.min)),
-            mostGrants: median(fair.map((f) => f.max)),
-            // Median of the per-repetition max ÷ min (Infinity when some connection got nothing).
-            fairness: medianWithInfinity(fair.map((f) => f.ratio)),
-            timeouts: cmp.of(name).reduce((n, r) => n + (r.counters.timeout ?? 0), 0),
-            serverUsPerGrant: cmp.median(name, (r) => (r.cpu.serverCores * 1e6) / grantsPerSec(r)),
-            redisUsPerGrant: cmp.median(name, (r) => (r.cpu.redisCores * 1e6) / grantsPerSec(r)),
-            errors: cmp.errors(name),
-          }
-          const x = {
-            grantsPerSec: isBase ? 1 : cmp.ratio(name, 'baseline', grantsPerSec),
-            requestsPerSec: isBase ? 1 : cmp.ratio(name, 'baseline', (r) => r.requestsPerSec),
-            // The same grants/s over the baseline's requests/s (two per cycle): half the ratio above.
-            grantsPerSecToBaselineRequestsPerSec: median(cmp.of(name).map((r, i) => grantsPerSec(r) / (cmp.of('baseline')[i] as LoadResult).requestsPerSec)),
-          }
-          rows.push([
-            name,
-            String(connections),
-            fmtNumber(m.grantsPerSec),
-            fmtRatio(x.grantsPerSec),
-            fmtMs(m.handoffP50Ms),
-            fmtMs(m.handoffP99Ms),
-            fmtMs(m.acquireP50Ms),
-            fmtMs(m.acquireP99Ms),
-            fmtNumber(m.fewestGrants),
-            fmtNumber(m.mostGrants),
-            Number.isFinite(m.fairness) ? `${m.fairness.toFixed(2)}` : m.fairness === Infinity ? '∞' : '–',
-            String(m.timeouts),
-            fmtNumber(m.serverUsPerGrant),
-          ])
-          byName[name] = {
-            median: roundAll(m),
-            ratioToBaseline: roundAll(x),
-            perRepetition: fair,
-            runs: cmp.of(name),
-          }
-          if (name === 'service') {
-            targets.push({
-              name: `hot key: hand-off p50, ${connections} waiting clients`,
-              value: m.handoffP50Ms,
-              shown: `${fmtMs(m.handoffP50Ms)} ms`,
-              goal: `≤ ${TARGET_HANDOFF_P50_MS} ms`,
-              pass: m.handoffP50Ms <= TARGET_HANDOFF_P50_MS,
-              source: 'issue 5',
-            })
-            if (connections === 16) {
-              targets.push({
-                name: 'hot key: grants/s on one key, 16 waiting clients',
-                value: m.grantsPerSec,
-                shown: `${fmtNumber(m.grantsPerSec)}/s (${fmtRatio(x.grantsPerSec)} base)`,
-                goal: `≥ ${TARGET_GRANTS_PER_SEC_16.toLocaleString('en-US')}/s`,
-                pass: m.grantsPerSec >= TARGET_GRANTS_PER_SEC_16,
-                source: 'issue 5',
-              })
-            }
-            targets.push({
-              name: `hot key: max ÷ min grants per client, ${connections} waiting clients`,
-              value: m.fairness,
-              shown: Number.isFinite(m.fairness) ? m.fairness.toFixed(2) : '∞',
-              goal: `≤ ${TARGET_FAIRNESS}`,
-              pass: m.fairness <= TARGET_FAIRNESS,
-              source: 'issue 5',
-            })
-          }
+      // A connection still parked when the window ends gets its turn within ~64 hand-offs.
+      const { rows, figures, notes } = await compareEach(ctx, { baseline, service, 'service N=3': quorum }, { connections: CONNECTIONS, flow: hotKeyFlow, drainMs: 3000 }, (cmp, name, connections) => {
+        const isBase = name === 'baseline'
+        const fair = cmp.of(name).map(perConnection)
+        const m = {
+          grantsPerSec: cmp.median(name, grantsPerSec),
+          requestsPerSec: cmp.median(name, (r) => r.requestsPerSec),
+          handoffP50Ms: isBase ? NaN : cmp.median(name, (r) => r.samples.handoff?.p50 ?? NaN),
+          handoffP99Ms: isBase ? NaN : cmp.median(name, (r) => r.samples.handoff?.p99 ?? NaN),
+          acquireP50Ms: cmp.median(name, (r) => r.labels.acquire?.latencyMs.p50 ?? NaN),
+          acquireP99Ms: cmp.median(name, (r) => r.labels.acquire?.latencyMs.p99 ?? NaN),
+          releaseP50Ms: cmp.median(name, (r) => r.labels.release?.latencyMs.p50 ?? NaN),
+          fewestGrants: median(fair.map((f) => f.min)),
+          mostGrants: median(fair.map((f) => f.max)),
+          // Median of the per-repetition max ÷ min (Infinity when some connection got nothing).
+          fairness: median(fair.map((f) => f.ratio), true),
+          timeouts: cmp.of(name).reduce((n, r) => n + (r.counters.timeout ?? 0), 0),
+          serverUsPerGrant: cmp.median(name, (r) => (r.cpu.serverCores * 1e6) / grantsPerSec(r)),
+          redisUsPerGrant: cmp.median(name, (r) => (r.cpu.redisCores * 1e6) / grantsPerSec(r)),
+          errors: cmp.errors(name),
         }
-        figures[`c${connections}`] = byName
+        const x = {
+          grantsPerSec: cmp.ratio(name, 'baseline', grantsPerSec),
+          requestsPerSec: cmp.ratio(name, 'baseline', (r) => r.requestsPerSec),
+          // The same grants/s over the baseline's requests/s (two per cycle): half the ratio above.
+          grantsPerSecToBaselineRequestsPerSec: median(cmp.of(name).map((r, i) => grantsPerSec(r) / (cmp.of('baseline')[i] as LoadResult).requestsPerSec)),
+        }
+        const fairness = Number.isFinite(m.fairness) ? m.fairness.toFixed(2) : m.fairness === Infinity ? '∞' : '–'
+        if (name === 'service') {
+          targets.push(target(`hot key: hand-off p50, ${connections} waiting clients`, m.handoffP50Ms, `${fmtMs(m.handoffP50Ms)} ms`, '≤', TARGET_HANDOFF_P50_MS, ' ms'))
+          if (connections === 16) {
+            const shown = `${fmtNumber(m.grantsPerSec)}/s (${fmtRatio(x.grantsPerSec)} base)`
+            targets.push(target('hot key: grants/s on one key, 16 waiting clients', m.grantsPerSec, shown, '≥', TARGET_GRANTS_PER_SEC_16, '/s'))
+          }
+          targets.push(target(`hot key: max ÷ min grants per client, ${connections} waiting clients`, m.fairness, fairness, '≤', TARGET_FAIRNESS))
+        }
+        const cells = [
+          fmtNumber(m.grantsPerSec),
+          fmtRatio(x.grantsPerSec),
+          fmtMs(m.handoffP50Ms),
+          fmtMs(m.handoffP99Ms),
+          fmtMs(m.acquireP50Ms),
+          fmtMs(m.acquireP99Ms),
+          fmtNumber(m.fewestGrants),
+          fmtNumber(m.mostGrants),
+          fairness,
+          String(m.timeouts),
+          fmtNumber(m.serverUsPerGrant),
+        ]
+        return { cells, figures: { median: roundAll(m), ratioToBaseline: roundAll(x), perRepetition: fair, runs: cmp.of(name) } }
+      })
+      return {
+        columns: ['server', 'conns', 'grants/s', '× base', 'hand-off p50 ms', 'hand-off p99 ms', 'acquire p50 ms', 'acquire p99 ms', 'fewest/conn', 'most/conn', 'max ÷ min', 'timeouts', 'server CPU µs/grant'],
+        rows,
+        figures,
+        targets,
+        notes: [
+          ...notes,
+          '"acquire" is the POST with its time in line; per-connection grant counts are medians over the repetitions, max ÷ min is the median of the per-repetition ratios.',
+        ],
       }
     } finally {
       lastReleaseSentAt.clear()
     }
-    return {
-      columns: ['server', 'conns', 'grants/s', '× base', 'hand-off p50 ms', 'hand-off p99 ms', 'acquire p50 ms', 'acquire p99 ms', 'fewest/conn', 'most/conn', 'max ÷ min', 'timeouts', 'server CPU µs/grant'],
-      rows,
-      figures,
-      targets,
-      notes: [
-        ...notes,
-        '"acquire" is the POST with its time in line; per-connection grant counts are medians over the repetitions, max ÷ min is the median of the per-repetition ratios.',
-      ],
-    }
   },
-}
-
-/** Median that keeps Infinity (a connection starved in some repetition) instead of dropping it. */
-function medianWithInfinity(values: readonly number[]): number {
-  const sorted = values.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b)
-  if (sorted.length === 0) return NaN
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2
 }
 
 export default scenario

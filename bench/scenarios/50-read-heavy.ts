@@ -1,5 +1,5 @@
 /**
- * Read-heavy read-write locks (issue 4): 90 % read / 10 % write on a handful of hot keys. Every
+ * Read-heavy read-write locks: 90 % read / 10 % write on a handful of hot keys. Every
  * cycle a connection picks one of the keys at random and a read hold with probability 0.9 (else a
  * write hold), acquires it on /rwlocks/<key>/read|write with ?wait=5s&ttl=5s (its own token),
  * holds it ~0 ms and releases it. Readers share a key; a writer waits for them, and readers arriving
@@ -15,6 +15,7 @@ import { expectStatus, tokenHeaders } from '../lib/flows.js'
 import type { Flow, LoadResult } from '../lib/load.js'
 import type { Scenario } from '../lib/scenario.js'
 import { fmtMs, fmtNumber, fmtPercent, fmtRatio, roundAll } from '../lib/stats.js'
+import { compareEach } from '../lib/summary.js'
 
 const CONNECTIONS = [16, 64] as const
 const HOT_KEYS = 4
@@ -52,68 +53,50 @@ const scenario: Scenario = {
     'The baseline runs the same flow but grants every hold at once (for it this is the uncontended cycle); × base = service ÷ baseline, same repetition.',
   async run(ctx) {
     const [baseline, service] = await Promise.all([ctx.baseline(), ctx.service({ nodes: 1 })])
-    const rows: string[][] = []
-    const figures: Record<string, unknown> = {}
-    const notes: string[] = []
-    for (const connections of CONNECTIONS) {
-      const cmp = await ctx.compare(
-        [
-          { name: 'baseline', server: baseline },
-          { name: 'service', server: service },
-        ],
-        { connections, flow: readHeavyFlow, drainMs: 3000 },
-      )
-      notes.push(...cmp.errorNotes())
-      const byName: Record<string, unknown> = {}
-      for (const name of ['baseline', 'service']) {
-        const isBase = name === 'baseline'
-        const m = {
-          cyclesPerSec: cmp.median(name, (r) => r.cyclesPerSec),
-          requestsPerSec: cmp.median(name, (r) => r.requestsPerSec),
-          acquireP50Ms: cmp.median(name, (r) => acquireP(r, 'p50')),
-          acquireP99Ms: cmp.median(name, (r) => acquireP(r, 'p99')),
-          readAcquireP50Ms: cmp.median(name, (r) => r.samples['acquire.read']?.p50 ?? NaN),
-          readAcquireP99Ms: cmp.median(name, (r) => r.samples['acquire.read']?.p99 ?? NaN),
-          writeAcquireP50Ms: cmp.median(name, (r) => r.samples['acquire.write']?.p50 ?? NaN),
-          writeAcquireP99Ms: cmp.median(name, (r) => r.samples['acquire.write']?.p99 ?? NaN),
-          readsPerSec: cmp.median(name, perSec('granted.read')),
-          writesPerSec: cmp.median(name, perSec('granted.write')),
-          writeShare: cmp.median(name, (r) => {
-            const reads = r.counters['granted.read'] ?? 0
-            const writes = r.counters['granted.write'] ?? 0
-            return writes / (reads + writes)
-          }),
-          timeouts: cmp.of(name).reduce((n, r) => n + (r.counters['timeout.read'] ?? 0) + (r.counters['timeout.write'] ?? 0), 0),
-          serverUsPerRequest: cmp.median(name, (r) => r.cpu.serverUsPerRequest),
-          redisUsPerRequest: cmp.median(name, (r) => r.cpu.redisUsPerRequest),
-          errors: cmp.errors(name),
-        }
-        const x = {
-          cyclesPerSec: isBase ? 1 : cmp.ratio(name, 'baseline', (r) => r.cyclesPerSec),
-          acquireP50: isBase ? 1 : cmp.ratio(name, 'baseline', (r) => acquireP(r, 'p50')),
-          acquireP99: isBase ? 1 : cmp.ratio(name, 'baseline', (r) => acquireP(r, 'p99')),
-        }
-        rows.push([
-          name,
-          String(connections),
-          fmtNumber(m.cyclesPerSec),
-          fmtRatio(x.cyclesPerSec),
-          fmtMs(m.acquireP50Ms),
-          fmtRatio(x.acquireP50),
-          fmtMs(m.acquireP99Ms),
-          fmtRatio(x.acquireP99),
-          `${fmtMs(m.readAcquireP50Ms)} / ${fmtMs(m.readAcquireP99Ms)}`,
-          `${fmtMs(m.writeAcquireP50Ms)} / ${fmtMs(m.writeAcquireP99Ms)}`,
-          fmtNumber(m.readsPerSec),
-          fmtNumber(m.writesPerSec),
-          fmtPercent(m.writeShare),
-          String(m.timeouts),
-          fmtNumber(m.serverUsPerRequest),
-        ])
-        byName[name] = { median: roundAll(m), ratioToBaseline: roundAll(x), runs: cmp.of(name) }
+    const { rows, figures, notes } = await compareEach(ctx, { baseline, service }, { connections: CONNECTIONS, flow: readHeavyFlow, drainMs: 3000 }, (cmp, name) => {
+      const m = {
+        cyclesPerSec: cmp.median(name, (r) => r.cyclesPerSec),
+        requestsPerSec: cmp.median(name, (r) => r.requestsPerSec),
+        acquireP50Ms: cmp.median(name, (r) => acquireP(r, 'p50')),
+        acquireP99Ms: cmp.median(name, (r) => acquireP(r, 'p99')),
+        readAcquireP50Ms: cmp.median(name, (r) => r.samples['acquire.read']?.p50 ?? NaN),
+        readAcquireP99Ms: cmp.median(name, (r) => r.samples['acquire.read']?.p99 ?? NaN),
+        writeAcquireP50Ms: cmp.median(name, (r) => r.samples['acquire.write']?.p50 ?? NaN),
+        writeAcquireP99Ms: cmp.median(name, (r) => r.samples['acquire.write']?.p99 ?? NaN),
+        readsPerSec: cmp.median(name, perSec('granted.read')),
+        writesPerSec: cmp.median(name, perSec('granted.write')),
+        writeShare: cmp.median(name, (r) => {
+          const reads = r.counters['granted.read'] ?? 0
+          const writes = r.counters['granted.write'] ?? 0
+          return writes / (reads + writes)
+        }),
+        timeouts: cmp.of(name).reduce((n, r) => n + (r.counters['timeout.read'] ?? 0) + (r.counters['timeout.write'] ?? 0), 0),
+        serverUsPerRequest: cmp.median(name, (r) => r.cpu.serverUsPerRequest),
+        redisUsPerRequest: cmp.median(name, (r) => r.cpu.redisUsPerRequest),
+        errors: cmp.errors(name),
       }
-      figures[`c${connections}`] = byName
-    }
+      const x = {
+        cyclesPerSec: cmp.ratio(name, 'baseline', (r) => r.cyclesPerSec),
+        acquireP50: cmp.ratio(name, 'baseline', (r) => acquireP(r, 'p50')),
+        acquireP99: cmp.ratio(name, 'baseline', (r) => acquireP(r, 'p99')),
+      }
+      const cells = [
+        fmtNumber(m.cyclesPerSec),
+        fmtRatio(x.cyclesPerSec),
+        fmtMs(m.acquireP50Ms),
+        fmtRatio(x.acquireP50),
+        fmtMs(m.acquireP99Ms),
+        fmtRatio(x.acquireP99),
+        `${fmtMs(m.readAcquireP50Ms)} / ${fmtMs(m.readAcquireP99Ms)}`,
+        `${fmtMs(m.writeAcquireP50Ms)} / ${fmtMs(m.writeAcquireP99Ms)}`,
+        fmtNumber(m.readsPerSec),
+        fmtNumber(m.writesPerSec),
+        fmtPercent(m.writeShare),
+        String(m.timeouts),
+        fmtNumber(m.serverUsPerRequest),
+      ]
+      return { cells, figures: { median: roundAll(m), ratioToBaseline: roundAll(x), runs: cmp.of(name) } }
+    })
     return {
       columns: [
         'server',

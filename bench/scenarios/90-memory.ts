@@ -13,9 +13,10 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { errorNotes } from '../lib/context.js'
 import { acquireRelease } from '../lib/flows.js'
-import type { HttpServer } from '../lib/processes.js'
+import { lowestRss, type HttpServer } from '../lib/processes.js'
 import type { Scenario } from '../lib/scenario.js'
 import { fmtNumber, fmtRatio, round } from '../lib/stats.js'
+import { target } from '../lib/summary.js'
 
 const EARLY_MS = 3000
 /** V8's memory reducer usually runs ~8 s after the last allocation burst; later on a busy machine. */
@@ -24,17 +25,6 @@ const SETTLE_MS = 20_000
 const IDLE_FROM_MS = 10_000
 const IDLE_UNTIL_MS = 30_000
 const TARGET_IDLE_MIB = 80
-
-/** The lowest VmRSS of each process, sampled once a second for `forMs`. */
-async function lowestRss(service: HttpServer, baseline: HttpServer, forMs: number): Promise<{ service: number; baseline: number }> {
-  const lowest = { service: Infinity, baseline: Infinity }
-  for (let t = 0; ; t += 1000) {
-    lowest.service = Math.min(lowest.service, service.proc.memory().rssMb)
-    lowest.baseline = Math.min(lowest.baseline, baseline.proc.memory().rssMb)
-    if (t >= forMs) return lowest
-    await sleep(1000)
-  }
-}
 
 const scenario: Scenario = {
   id: 'memory',
@@ -47,16 +37,20 @@ const scenario: Scenario = {
     const [service, baseline] = await Promise.all([ctx.startService({ nodes: 1, name: 'service-memory' }), ctx.startBaseline('baseline-memory')])
     try {
       const rss = (s: HttpServer) => s.proc.memory().rssMb
+      const lowest = async (forMs: number) => {
+        const [s, b] = (await lowestRss([service, baseline], forMs)) as [number, number]
+        return { service: s, baseline: b }
+      }
       await sleep(EARLY_MS)
       const early = { service: rss(service), baseline: rss(baseline) }
       await sleep(IDLE_FROM_MS - EARLY_MS)
-      const idle = await lowestRss(service, baseline, IDLE_UNTIL_MS - IDLE_FROM_MS)
+      const idle = await lowest(IDLE_UNTIL_MS - IDLE_FROM_MS)
       const serviceLoad = await ctx.load(service, { connections: 64, flow: acquireRelease })
       const baselineLoad = await ctx.load(baseline, { connections: 64, flow: acquireRelease })
       await sleep(1000)
       const afterLoad = { service: rss(service), baseline: rss(baseline) }
       await sleep(IDLE_FROM_MS - 1000)
-      const idleAfterLoad = await lowestRss(service, baseline, SETTLE_MS - IDLE_FROM_MS)
+      const idleAfterLoad = await lowest(SETTLE_MS - IDLE_FROM_MS)
       const peak = { service: service.proc.memory().peakRssMb, baseline: baseline.proc.memory().peakRssMb }
       const names = ['service', 'baseline'] as const
       const rows = names.map((name) => [
@@ -81,16 +75,7 @@ const scenario: Scenario = {
         rows,
         notes: [...errorNotes('service', [serviceLoad]), ...errorNotes('baseline', [baselineLoad])],
         figures: { earlyMs: EARLY_MS, settleMs: SETTLE_MS, service: figures('service', serviceLoad), baseline: figures('baseline', baselineLoad) },
-        targets: [
-          {
-            name: 'idle RSS of the service',
-            value: idle.service,
-            shown: `${fmtNumber(idle.service)} MiB`,
-            goal: `≤ ${TARGET_IDLE_MIB} MiB`,
-            pass: idle.service <= TARGET_IDLE_MIB,
-            source: 'issue 7',
-          },
-        ],
+        targets: [target('idle RSS of the service', idle.service, `${fmtNumber(idle.service)} MiB`, '≤', TARGET_IDLE_MIB, ' MiB')],
       }
     } finally {
       await Promise.all([service.proc.stop(), baseline.proc.stop()])

@@ -1,5 +1,5 @@
 /**
- * Resident memory of one service replica with 10,000 parked waiters (issue 5: ≤ 150 MB).
+ * Resident memory of one service replica with 10,000 parked waiters (target: ≤ 150 MB).
  *
  * Fresh service processes (MAX_WAITERS=20000, so neither the per-replica nor the per-key cap stops
  * 10,000) and a fresh baseline process:
@@ -26,9 +26,10 @@ import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { randomToken } from '../lib/flows.js'
 import { connect, type HttpConnection } from '../lib/http-client.js'
-import type { HttpServer } from '../lib/processes.js'
-import type { Scenario, TargetCheck } from '../lib/scenario.js'
+import { lowestRss, type HttpServer } from '../lib/processes.js'
+import type { Scenario } from '../lib/scenario.js'
 import { fmtNumber, round } from '../lib/stats.js'
+import { target } from '../lib/summary.js'
 
 const WANTED = 10_000
 /** How many lock keys the waiters spread over (round-robin). */
@@ -51,12 +52,10 @@ const TARGET_MB = 150
 const MIB = 1024 * 1024
 
 interface Waiting {
-  conn: HttpConnection
   /** POST status (0 = no answer), then the release's. */
   acquire: number
   release: number
   error?: string
-  done: Promise<void>
 }
 
 /** Soft limit on open files of a process (/proc/<pid>/limits), Infinity when unlimited. */
@@ -78,6 +77,63 @@ function answered(waiting: readonly Waiting[]): number {
   let n = 0
   for (const w of waiting) if (w.acquire !== 0 || w.error !== undefined) n++
   return n
+}
+
+/**
+ * Opens `count` connections to `server` (onto `conns`), each sending one request (`send`), BATCH at a
+ * time: after each batch, `pace(opened)` holds back the next. Resolves with the requests' promises.
+ */
+async function openEach(
+  server: HttpServer,
+  count: number,
+  conns: HttpConnection[],
+  send: (conn: HttpConnection, i: number) => Promise<void>,
+  pace: (opened: number) => Promise<unknown>,
+): Promise<Promise<void>[]> {
+  const sent: Promise<void>[] = []
+  for (let i = 0; i < count; i++) {
+    const conn = connect('raw', server.host, server.port)
+    conns.push(conn)
+    sent.push(send(conn, i))
+    if ((i + 1) % BATCH === 0 || i + 1 === count) await pace(i + 1)
+  }
+  return sent
+}
+
+/**
+ * Parks `count` requests (`send`) on connections of their own (onto `conns`): a batch is opened only
+ * once at most IN_FLIGHT of those sent are neither in line (`inLine()`) nor answered (`answeredNow()`);
+ * then polls until all are (30 s at most). Resolves with the requests' promises and how many are in line.
+ */
+async function park(
+  server: HttpServer,
+  count: number,
+  conns: HttpConnection[],
+  send: (conn: HttpConnection, i: number) => Promise<void>,
+  inLine: () => Promise<number>,
+  answeredNow: () => number,
+): Promise<{ sent: Promise<void>[]; parked: number }> {
+  const sent = await openEach(server, count, conns, send, async (opened) => {
+    while (opened - (await inLine()) - answeredNow() > IN_FLIGHT) await sleep(20)
+  })
+  let parked = 0
+  const deadline = performance.now() + 30_000
+  while ((parked = await inLine()) + answeredNow() < count && performance.now() < deadline) await sleep(100)
+  return { sent, parked }
+}
+
+/** POST with a token of its own; counts a failure unless answered 201. */
+function postCountingFailures(path: (i: number) => string, failures: { failed: number }) {
+  return (conn: HttpConnection, i: number) =>
+    conn.request('POST', path(i), { headers: { 'lock-token': randomToken() } }).then(
+      (r) => void (r.status !== 201 && failures.failed++),
+      () => void failures.failed++,
+    )
+}
+
+/** What `n` held connections or requests cost over idle, extrapolated to WANTED when fewer. */
+function scaledTo10k(idleMiB: number, rssMiB: number, n: number): number {
+  return idleMiB + (rssMiB - idleMiB) * (WANTED / n)
 }
 
 /** Sum of `waiters` over the keys, by GET /locks/<key> on one keep-alive connection. */
@@ -111,48 +167,42 @@ interface LayoutResult {
 }
 
 async function measureLayout(server: HttpServer, nKeys: number, count: number, idleRssMiB: number, log: (l: string) => void): Promise<LayoutResult> {
-  const { host, port } = server
   const tag = `mem.${Date.now().toString(36)}`
   const keys = Array.from({ length: nKeys }, (_, k) => `${tag}.${k}`)
   const label = `${nKeys === 1 ? '1 key' : `${nKeys} keys`} × ${fmtNumber(count / nKeys)}`
-  const control = connect('raw', host, port)
+  const control = connect('raw', server.host, server.port)
   const holder = { 'lock-token': randomToken() }
+  const conns: HttpConnection[] = []
   const waiting: Waiting[] = []
+  let done: Promise<void>[] = []
   try {
     for (const key of keys) await expectOk(control, 'POST', `/locks/${key}?ttl=10m`, 201, holder)
 
     // Park: `count` connections, each with its own token, round-robin over the keys.
     const parkStart = performance.now()
-    for (let i = 0; i < count; i++) {
+    const wait = async (conn: HttpConnection, i: number) => {
       const key = keys[i % keys.length] as string
       const headers = { 'lock-token': randomToken() }
-      const conn = connect('raw', host, port)
-      const w: Waiting = { conn, acquire: 0, release: 0, done: Promise.resolve() }
-      w.done = (async () => {
-        try {
-          const res = await conn.request('POST', `/locks/${key}?wait=${WAIT}&ttl=30s`, { headers })
-          w.acquire = res.status
-          if (res.status !== 201) {
-            w.error = `acquire: HTTP ${res.status} ${res.body.toString('utf8', 0, 160)}`
-            return
-          }
-          // Granted during the drain: release at once so the next in line gets it.
-          const released = await conn.request('DELETE', `/locks/${key}`, { headers })
-          w.release = released.status
-          if (released.status !== 200) w.error = `release: HTTP ${released.status} ${released.body.toString('utf8', 0, 160)}`
-        } catch (err) {
-          w.error = err instanceof Error ? err.message : String(err)
-        }
-      })()
+      const w: Waiting = { acquire: 0, release: 0 }
       waiting.push(w)
-      if ((i + 1) % BATCH === 0 || i + 1 === count) {
-        while (i + 1 - (await waitersOn(control, keys)) - answered(waiting) > IN_FLIGHT) await sleep(20)
+      try {
+        const res = await conn.request('POST', `/locks/${key}?wait=${WAIT}&ttl=30s`, { headers })
+        w.acquire = res.status
+        if (res.status !== 201) {
+          w.error = `acquire: HTTP ${res.status} ${res.body.toString('utf8', 0, 160)}`
+          return
+        }
+        // Granted during the drain: release at once so the next in line gets it.
+        const released = await conn.request('DELETE', `/locks/${key}`, { headers })
+        w.release = released.status
+        if (released.status !== 200) w.error = `release: HTTP ${released.status} ${released.body.toString('utf8', 0, 160)}`
+      } catch (err) {
+        w.error = err instanceof Error ? err.message : String(err)
       }
     }
     // Until every waiter is in line (or answered: refused ones are reported, not waited for).
-    let parked = 0
-    const deadline = performance.now() + 30_000
-    while ((parked = await waitersOn(control, keys)) + answered(waiting) < count && performance.now() < deadline) await sleep(100)
+    const { sent, parked } = await park(server, count, conns, wait, () => waitersOn(control, keys), () => answered(waiting))
+    done = sent
     const parkSeconds = (performance.now() - parkStart) / 1000
     const refused = waiting.filter((w) => w.acquire !== 0 || w.error !== undefined)
     if (parked === 0) throw new Error(`no waiter parked (first failure: ${refused[0]?.error ?? 'none'})`)
@@ -170,7 +220,7 @@ async function measureLayout(server: HttpServer, nKeys: number, count: number, i
     // Drain: drop the holds; each waiter releases as soon as it is granted.
     const drainStart = performance.now()
     for (const key of keys) await expectOk(control, 'DELETE', `/locks/${key}?force=true`, 200)
-    await Promise.race([Promise.all(waiting.map((w) => w.done)), sleep(50_000)])
+    await Promise.race([Promise.all(done), sleep(50_000)])
     const drainSeconds = (performance.now() - drainStart) / 1000
     await sleep(1000)
     const drainedRssMiB = server.proc.memory().rssMb
@@ -191,7 +241,7 @@ async function measureLayout(server: HttpServer, nKeys: number, count: number, i
       peakRssMiB,
       drainedRssMiB,
       kibPerWaiter,
-      scaledTo10kMiB: idleRssMiB + (Math.max(parkedRssMiB, parkedLaterRssMiB) - idleRssMiB) * (WANTED / parked),
+      scaledTo10kMiB: scaledTo10k(idleRssMiB, Math.max(parkedRssMiB, parkedLaterRssMiB), parked),
       parkSeconds,
       parkedServerCores,
       parkedRedisCores,
@@ -208,33 +258,21 @@ async function measureLayout(server: HttpServer, nKeys: number, count: number, i
     )
     return result
   } finally {
-    for (const w of waiting) w.conn.close()
+    for (const c of conns) c.close()
     control.close()
-    await Promise.allSettled(waiting.map((w) => w.done))
+    await Promise.allSettled(done)
   }
 }
 
 /** The baseline with `count` open keep-alive connections, each after one answered request. */
 async function baselineConnections(server: HttpServer, count: number): Promise<{ rssMiB: number; peakRssMiB: number; failed: number }> {
   const conns: HttpConnection[] = []
-  let failed = 0
+  const failures = { failed: 0 }
   try {
-    const pending: Promise<void>[] = []
-    for (let i = 0; i < count; i++) {
-      const conn = connect('raw', server.host, server.port)
-      conns.push(conn)
-      pending.push(
-        conn.request('POST', `/locks/b.${i}`, { headers: { 'lock-token': randomToken() } }).then(
-          (r) => void (r.status !== 201 && failed++),
-          () => void failed++,
-        ),
-      )
-      if ((i + 1) % BATCH === 0) await sleep(20)
-    }
-    await Promise.all(pending)
+    await Promise.all(await openEach(server, count, conns, postCountingFailures((i) => `/locks/b.${i}`, failures), () => sleep(20)))
     await sleep(2000)
     const m = server.proc.memory()
-    return { rssMiB: m.rssMb, peakRssMiB: m.peakRssMb, failed }
+    return { rssMiB: m.rssMb, peakRssMiB: m.peakRssMb, failed: failures.failed }
   } finally {
     for (const c of conns) c.close()
   }
@@ -248,31 +286,17 @@ async function baselineConnections(server: HttpServer, count: number): Promise<{
 async function baselineParked(server: HttpServer, count: number): Promise<{ rssMiB: number; laterRssMiB: number; peakRssMiB: number; parked: number; failed: number }> {
   const control = connect('raw', server.host, server.port)
   const conns: HttpConnection[] = []
-  const answers: Promise<void>[] = []
-  let failed = 0
+  const failures = { failed: 0 }
   const parkedNow = async () => (JSON.parse(await expectOk(control, 'GET', '/parked', 200)) as { parked: number }).parked
   try {
-    for (let i = 0; i < count; i++) {
-      const conn = connect('raw', server.host, server.port)
-      conns.push(conn)
-      answers.push(
-        conn.request('POST', `/parked/b.${i % 100}`, { headers: { 'lock-token': randomToken() } }).then(
-          (r) => void (r.status !== 201 && failed++),
-          () => void failed++,
-        ),
-      )
-      if ((i + 1) % BATCH === 0) while (i + 1 - (await parkedNow()) > IN_FLIGHT) await sleep(20)
-    }
-    let parked = 0
-    const deadline = performance.now() + 30_000
-    while ((parked = await parkedNow()) < count && performance.now() < deadline) await sleep(100)
+    const { sent: answers, parked } = await park(server, count, conns, postCountingFailures((i) => `/parked/b.${i % 100}`, failures), parkedNow, () => 0)
     const rssMiB = server.proc.memory().rssMb
     await sleep(PARKED_FOR_MS)
     const laterRssMiB = server.proc.memory().rssMb
     const peakRssMiB = server.proc.memory().peakRssMb
     await expectOk(control, 'DELETE', '/parked', 200)
     await Promise.race([Promise.all(answers), sleep(20_000)])
-    return { rssMiB, laterRssMiB, peakRssMiB, parked, failed }
+    return { rssMiB, laterRssMiB, peakRssMiB, parked, failed: failures.failed }
   } finally {
     for (const c of conns) c.close()
     control.close()
@@ -310,15 +334,8 @@ const scenario: Scenario = {
       // Idle = the lowest RSS seen once a second over the last IDLE_WINDOW_MS of the settling time
       // (V8's memory reducer runs at a different moment in each process).
       await sleep(SETTLE_MS - IDLE_WINDOW_MS)
-      const idle = services.map(() => Infinity)
-      let baselineIdle = Infinity
-      let parkedBaselineIdle = Infinity
-      for (let t = 0; t <= IDLE_WINDOW_MS; t += 1000) {
-        services.forEach((s, i) => (idle[i] = Math.min(idle[i] as number, s.proc.memory().rssMb)))
-        baselineIdle = Math.min(baselineIdle, baseline.proc.memory().rssMb)
-        parkedBaselineIdle = Math.min(parkedBaselineIdle, parkedBaseline.proc.memory().rssMb)
-        if (t < IDLE_WINDOW_MS) await sleep(1000)
-      }
+      const idle = await lowestRss([...services, baseline, parkedBaseline], IDLE_WINDOW_MS)
+      const [baselineIdle, parkedBaselineIdle] = idle.slice(services.length) as [number, number]
 
       const results: LayoutResult[] = []
       for (const [i, nKeys] of LAYOUTS.entries()) {
@@ -345,32 +362,15 @@ const scenario: Scenario = {
         `${r.parkedServerCores.toFixed(2)} / ${r.parkedRedisCores.toFixed(2)}`,
         `${r.drainSeconds.toFixed(1)} s (${fmtNumber(r.drainGrantsPerSec)}/s)`,
       ])
-      rows.push([
-        'baseline, open connections',
-        fmtNumber(count),
-        fmtNumber(baselineIdle),
-        fmtNumber(base.rssMiB),
-        '–',
-        fmtNumber(((base.rssMiB - baselineIdle) * 1024) / count),
-        count < WANTED ? fmtNumber(baselineIdle + (base.rssMiB - baselineIdle) * (WANTED / count)) : '–',
-        fmtNumber(base.peakRssMiB),
-        '–',
-        '–',
-        '–',
-      ])
-      rows.push([
-        'baseline, parked requests',
-        fmtNumber(floor.parked),
-        fmtNumber(parkedBaselineIdle),
-        fmtNumber(floor.rssMiB),
-        fmtNumber(floor.laterRssMiB),
-        fmtNumber(((floorRssMiB - parkedBaselineIdle) * 1024) / floor.parked),
-        floor.parked < WANTED ? fmtNumber(parkedBaselineIdle + (floorRssMiB - parkedBaselineIdle) * (WANTED / floor.parked)) : '–',
-        fmtNumber(floor.peakRssMiB),
-        '–',
-        '–',
-        '–',
-      ])
+      /** A baseline's row: its cost per connection or request is over its idle RSS, at its larger reading. */
+      const baselineRow = (label: string, n: number, idleMiB: number, rssMiB: number, laterRssMiB: number | undefined, peakRssMiB: number) => {
+        const costMiB = Math.max(rssMiB, laterRssMiB ?? rssMiB)
+        const kib = ((costMiB - idleMiB) * 1024) / n
+        const scaled = n < WANTED ? fmtNumber(scaledTo10k(idleMiB, costMiB, n)) : '–'
+        return [label, fmtNumber(n), fmtNumber(idleMiB), fmtNumber(rssMiB), laterRssMiB === undefined ? '–' : fmtNumber(laterRssMiB), fmtNumber(kib), scaled, fmtNumber(peakRssMiB), '–', '–', '–']
+      }
+      rows.push(baselineRow('baseline, open connections', count, baselineIdle, base.rssMiB, undefined, base.peakRssMiB))
+      rows.push(baselineRow('baseline, parked requests', floor.parked, parkedBaselineIdle, floor.rssMiB, floor.laterRssMiB, floor.peakRssMiB))
       for (const r of results) {
         const overKiB = r.kibPerWaiter - ((floorRssMiB - parkedBaselineIdle) * 1024) / floor.parked
         notes.push(
@@ -386,17 +386,11 @@ const scenario: Scenario = {
       }
       if (base.failed > 0) notes.push(`**Warning:** baseline: ${base.failed} of ${count} requests failed.`)
       if (floor.failed > 0 || floor.parked < count) notes.push(`**Warning:** parked baseline: ${floor.parked} of ${count} parked, ${floor.failed} failed.`)
-      const targets: TargetCheck[] = results.map((r) => {
+      const targets = results.map((r) => {
         const mib = r.waiters < WANTED ? r.scaledTo10kMiB : Math.max(r.parkedRssMiB, r.parkedLaterRssMiB)
         const mb = (mib * MIB) / 1e6
-        return {
-          name: `RSS with 10,000 parked waiters, ${r.waiters < WANTED ? `scaled from ${fmtNumber(r.waiters)}, ` : ''}${r.keys === 1 ? 'one key' : `${r.keys} keys`}`,
-          value: mb,
-          shown: `${fmtNumber(mb)} MB (${fmtNumber(mib)} MiB)`,
-          goal: `≤ ${TARGET_MB} MB`,
-          pass: mb <= TARGET_MB,
-          source: 'issue 5',
-        }
+        const name = `RSS with 10,000 parked waiters, ${r.waiters < WANTED ? `scaled from ${fmtNumber(r.waiters)}, ` : ''}${r.keys === 1 ? 'one key' : `${r.keys} keys`}`
+        return target(name, mb, `${fmtNumber(mb)} MB (${fmtNumber(mib)} MiB)`, '≤', TARGET_MB, ' MB')
       })
       const r2 = (r: LayoutResult) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'number' ? round(v) : v]))
       return {

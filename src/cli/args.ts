@@ -35,6 +35,7 @@ Commands:
   list      Print one line per held lock (following the service's pagination cursors):
               KEY exclusive fence=F remainingMs=R holdCount=H waiters=W
               KEY write|read writerFence=F|- writerRemainingMs=R|- readers=N writerWaiting=B waiters=W
+                readerHolds=FENCE:REMAININGMS,...|-   (each read hold; force-release one by its fence)
             Needs an admin key when the service uses API keys.
 
 Options:

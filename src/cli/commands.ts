@@ -119,8 +119,11 @@ function lockLine(l: Record<string, unknown> & { key: string }): string {
 
 function rwLine(l: Record<string, unknown> & { key: string }): string {
   const writer = (l.writer ?? null) as { fence?: unknown; remainingMs?: unknown } | null
+  // Each read hold as FENCE:REMAININGMS (what `DELETE /rwlocks/KEY/read?force=true&fence=FENCE` takes).
+  const holds = Array.isArray(l.readerHolds) ? (l.readerHolds as { fence?: unknown; remainingMs?: unknown }[]) : []
   return (
     `${l.key} ${writer ? 'write' : 'read'} writerFence=${field(writer?.fence)} writerRemainingMs=${field(writer?.remainingMs)} ` +
-    `readers=${field(l.readers)} writerWaiting=${field(l.writerWaiting)} waiters=${field(l.waiters)}`
+    `readers=${field(l.readers)} writerWaiting=${field(l.writerWaiting)} waiters=${field(l.waiters)} ` +
+    `readerHolds=${holds.map((h) => `${field(h.fence)}:${field(h.remainingMs)}`).join(',') || '-'}`
   )
 }

@@ -13,6 +13,8 @@ export interface Caller {
 declare module 'fastify' {
   interface FastifyRequest {
     caller: Caller | null
+    /** An admin action this request took: logged with the request's one log line. */
+    adminAction: Record<string, unknown> | null
   }
   interface FastifyContextConfig {
     /** 'public': no API key needed; 'metrics': needed only with PROTECT_METRICS=true. */
@@ -26,6 +28,7 @@ declare module 'fastify' {
  */
 export function installAuth(app: FastifyInstance, config: Config): void {
   app.decorateRequest('caller', null)
+  app.decorateRequest('adminAction', null)
   if (!config.auth) return
   const keys = config.auth.keys.map((k) => ({ caller: { name: k.name, prefixes: k.prefixes, admin: k.admin }, hash: Buffer.from(k.secretSha256, 'hex') }))
 
@@ -56,9 +59,12 @@ export function authorizeKey(request: FastifyRequest, key: string): void {
   throw fail.forbidden(`the API key "${caller.name}" may not use lock "${key}" (allowed prefixes: ${caller.prefixes.join(', ') || 'none'})`, { key })
 }
 
-/** Admin actions: admin keys only, or anyone while the service runs open. Logged with the caller. */
+/**
+ * Admin actions: admin keys only, or anyone while the service runs open. Logged with the caller, in
+ * the request's log line (see app.ts).
+ */
 export function authorizeAdmin(request: FastifyRequest, action: string, details: Record<string, unknown>): void {
   const caller = request.caller
   if (caller && !caller.admin) throw fail.forbidden(`the API key "${caller.name}" is not an admin key: ${action} needs one`)
-  request.log.info({ admin: caller?.name ?? '(open service)', action, ...details }, 'admin action')
+  request.adminAction = { admin: caller?.name ?? '(open service)', action, ...details }
 }

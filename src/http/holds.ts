@@ -41,10 +41,13 @@ export function registerHoldRoutes(fastify: FastifyInstance, { config, engine, o
   const acquire = acquireSchemas(config)
   const renew = renewSchemas(config)
   const what = mode === 'exclusive' ? 'an exclusive lock' : `a ${mode} hold`
+  // Stable operation ids for client generators: acquireLock, renewReadHold, releaseWriteHold, …
+  const noun = { exclusive: 'Lock', read: 'ReadHold', write: 'WriteHold' }[mode]
 
   app.post(path, {
     schema: {
       summary: `Acquire ${what}`,
+      operationId: `acquire${noun}`,
       tags: [tag],
       params: keyParams,
       querystring: acquire.querystring,
@@ -59,11 +62,11 @@ export function registerHoldRoutes(fastify: FastifyInstance, { config, engine, o
     handler: async (request, reply) => {
       authorizeKey(request, request.params.key)
       const body = request.body ?? {}
-      const ttlMs = oneOf('ttl', request.query.ttl, body.ttlMs) ?? config.defaultTtlMs
+      const askedTtl = oneOf('ttl', request.query.ttl, body.ttlMs)
       const token = oneOf('token', request.headers['lock-token'], body.token) ?? newToken()
       const waitMs = oneOf('wait', request.query.wait, body.waitMs) ?? 0
       const grant = await observed.acquire(mode, () =>
-        engine.acquire({ mode, key: request.params.key, token, ttlMs, reentrant: body.reentrant ?? false, waitMs, clientGone: waitMs > 0 ? clientGone(reply.raw) : undefined }),
+        engine.acquire({ mode, key: request.params.key, token, ttlMs: askedTtl ?? config.defaultTtlMs, keepTtl: askedTtl === undefined, reentrant: body.reentrant ?? false, waitMs, clientGone: waitMs > 0 ? clientGone(reply.raw) : undefined }),
       )
       return reply.code(grant.regranted ? 200 : 201).send(grantBody(grant))
     },
@@ -72,6 +75,7 @@ export function registerHoldRoutes(fastify: FastifyInstance, { config, engine, o
   app.put(`${path}/renew`, {
     schema: {
       summary: `Extend ${what} (owner only)`,
+      operationId: `renew${noun}`,
       tags: [tag],
       params: keyParams,
       querystring: renew.querystring,
@@ -92,6 +96,7 @@ export function registerHoldRoutes(fastify: FastifyInstance, { config, engine, o
   app.delete(path, {
     schema: {
       summary: `Release ${what} (owner only)`,
+      operationId: `release${noun}`,
       tags: [tag],
       params: keyParams,
       querystring: releaseSchemas.querystring,

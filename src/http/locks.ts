@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { fail } from '../errors.js'
-import { errorResponses, keyParams, listQuery, lockListSchema, lockStateSchema, noQuery, rwLockListSchema, rwLockStateSchema } from './schemas.js'
+import { errorResponses, keyParams, listQuery, lockListSchema, lockStateSchema, noQuery, rwInspectQuery, rwLockListSchema, rwLockStateSchema } from './schemas.js'
 import { authorizeAdmin, authorizeKey } from './auth.js'
 import type { LockState } from '../locks/types.js'
 import { registerHoldRoutes, type HoldRoutesOptions } from './holds.js'
@@ -13,6 +13,7 @@ export async function lockRoutes(fastify: FastifyInstance, options: HoldRoutesOp
   fastify.withTypeProvider<ZodTypeProvider>().get('/locks/:key', {
     schema: {
       summary: 'Inspect a lock (never shows the token)',
+      operationId: 'inspectLock',
       tags: ['locks'],
       params: keyParams,
       querystring: noQuery,
@@ -30,6 +31,7 @@ export async function lockRoutes(fastify: FastifyInstance, options: HoldRoutesOp
   fastify.withTypeProvider<ZodTypeProvider>().get('/locks', {
     schema: {
       summary: 'Admin: list held locks (SCAN-based, paginated; never a token)',
+      operationId: 'listLocks',
       tags: ['locks'],
       querystring: listQuery,
       response: { 200: lockListSchema, ...errorResponses([400, 401, 403, 503]) },
@@ -52,6 +54,7 @@ function rwView(key: string, state: LockState) {
     key,
     writer: state.writer ? { fence: state.writer.fence, remainingMs: state.writer.remainingMs } : null,
     readers: state.readers,
+    ...(state.readerHolds ? { readerHolds: state.readerHolds } : {}),
     writerWaiting: state.writerWaiting,
     waiters: state.waiters,
   }
@@ -65,15 +68,17 @@ export async function rwlockRoutes(fastify: FastifyInstance, options: HoldRoutes
   fastify.withTypeProvider<ZodTypeProvider>().get('/rwlocks/:key', {
     schema: {
       summary: 'Inspect a read-write lock: writer, reader count, waiting writer, fence (never a token)',
+      operationId: 'inspectRwLock',
       tags: ['rwlocks'],
       params: keyParams,
-      querystring: noQuery,
+      querystring: rwInspectQuery,
       response: { 200: rwLockStateSchema.describe('Held by a writer or by readers'), ...errorResponses([400, 401, 403, 404, 503]) },
     },
     handler: async (request) => {
       const key = request.params.key
       authorizeKey(request, key)
-      const state = await options.engine.inspect('rw', key)
+      if (request.query.readers) authorizeAdmin(request, 'inspect read holds', { key })
+      const state = await options.engine.inspect('rw', key, request.query.readers === true)
       if (!state.writer && state.readers === 0) throw fail.notFound(key, `read-write lock "${key}" is not held`)
       return rwView(key, state)
     },
@@ -82,6 +87,7 @@ export async function rwlockRoutes(fastify: FastifyInstance, options: HoldRoutes
   fastify.withTypeProvider<ZodTypeProvider>().get('/rwlocks', {
     schema: {
       summary: 'Admin: list held read-write locks (SCAN-based, paginated; never a token)',
+      operationId: 'listRwLocks',
       tags: ['rwlocks'],
       querystring: listQuery,
       response: { 200: rwLockListSchema, ...errorResponses([400, 401, 403, 503]) },

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import type { Metrics } from '../metrics.js'
 import type { Quorum } from '../redis/quorum.js'
-import { healthSchema, readinessSchema } from './schemas.js'
+import { errorResponses, healthSchema, noQuery, readinessSchema, textBody } from './schemas.js'
 import { countedAnswers } from '../locks/votes.js'
 
 export interface OpsRoutesOptions {
@@ -18,7 +18,7 @@ export async function opsRoutes(fastify: FastifyInstance, { quorum, metrics, ope
 
   app.get('/healthz', {
     config: { access: 'public' },
-    schema: { summary: 'Liveness: the process answers', tags: ['operations'], security: [], response: { 200: healthSchema } },
+    schema: { summary: 'Liveness: the process answers', operationId: 'getHealth', tags: ['operations'], security: [], querystring: noQuery, response: { 200: healthSchema, ...errorResponses([400]) } },
     handler: async () => ({ status: 'ok' as const }),
   })
 
@@ -26,9 +26,11 @@ export async function opsRoutes(fastify: FastifyInstance, { quorum, metrics, ope
     config: { access: 'public' },
     schema: {
       summary: 'Readiness: a majority of Redis nodes answers and may vote (per-node detail)',
+      operationId: 'getReadiness',
       tags: ['operations'],
       security: [],
-      response: { 200: readinessSchema.describe('Ready'), 503: readinessSchema.describe('Not ready: fewer than a majority of nodes answer and may vote') },
+      querystring: noQuery,
+      response: { 200: readinessSchema.describe('Ready'), 503: readinessSchema.describe('Not ready: fewer than a majority of nodes answer and may vote'), ...errorResponses([400]) },
     },
     handler: async (_request, reply) => {
       // Ready = the backend can grant: a majority answers and may vote (the vote rule).
@@ -41,7 +43,7 @@ export async function opsRoutes(fastify: FastifyInstance, { quorum, metrics, ope
 
   app.get('/metrics', {
     config: { access: 'metrics' },
-    schema: { summary: 'Prometheus text exposition (needs an API key with PROTECT_METRICS=true)', tags: ['operations'], produces: ['text/plain'] },
+    schema: { summary: 'Prometheus text exposition (needs an API key with PROTECT_METRICS=true)', operationId: 'getMetrics', tags: ['operations'], produces: ['text/plain'], querystring: noQuery, response: { 200: textBody('Prometheus text exposition format'), ...errorResponses([400, 401]) } },
     handler: async (_request, reply) => {
       quorum.publishGauges()
       const text = await metrics.registry.metrics()
@@ -52,7 +54,7 @@ export async function opsRoutes(fastify: FastifyInstance, { quorum, metrics, ope
   let openapiText: string | undefined
   app.get('/openapi.yaml', {
     config: { access: 'public' },
-    schema: { summary: 'This contract, as OpenAPI 3', tags: ['operations'], security: [], produces: ['application/yaml'] },
+    schema: { summary: 'This contract, as OpenAPI 3', operationId: 'getOpenApi', tags: ['operations'], security: [], produces: ['application/yaml'], querystring: noQuery, response: { 200: textBody('This document'), ...errorResponses([400]) } },
     handler: async (_request, reply) => {
       openapiText ??= await readFile(openapiPath, 'utf8')
       return reply.type('application/yaml; charset=utf-8').send(openapiText)

@@ -4,6 +4,7 @@ import { parseDuration } from '../contract/duration.js'
 import { keyPrefixRule, lockKeyRule, tokenRule } from '../contract/patterns.js'
 import { wholeNumber } from '../contract/whole-number.js'
 import type { GrantBody, ReleaseBody } from '../contract/wire.js'
+import { nodeFailureReasons } from '../redis/health.js'
 
 /**
  * One zod schema per request part and response; the routes validate with them and openapi.yaml is
@@ -66,11 +67,21 @@ export const tokenHeaders = z.object({
 
 export function acquireSchemas(limits: Limits) {
   return {
-    querystring: z.strictObject({ ttl: ttlQuery(limits).optional(), wait: waitQuery(limits).optional() }),
+    querystring: z.strictObject({
+      ttl: ttlQuery(limits)
+        .optional()
+        .describe('Lease length (as ttlMs): 1500, 1500ms, 1.5s, 2m, 1h. Default: DEFAULT_TTL_MS for a new hold; a re-acquire by the holder keeps its latest TTL'),
+      wait: waitQuery(limits).optional(),
+    }),
     body: optionalBody(
       z
         .strictObject({
-          ttlMs: ttlMsSchema(limits).optional(),
+          ttlMs: ttlMsSchema(limits)
+            .optional()
+            .describe(
+              `Lease length in ms, 100 … MAX_TTL_MS (${limits.maxTtlMs}). Default: DEFAULT_TTL_MS for a new hold; ` +
+                'a re-acquire by the holder without it keeps the TTL of its latest grant or renew (as renew does)',
+            ),
           waitMs: z
             .number()
             .int('waitMs must be a whole number of milliseconds')
@@ -139,6 +150,10 @@ export const lockStateSchema = z.object({
   waiters: z.number().int(),
 })
 
+export const rwInspectQuery = z.strictObject({
+  readers: flag.optional().describe('Admin: also list each read hold (fence, remaining time, count), e.g. to force-release one by fence'),
+})
+
 export const listQuery = z.strictObject({
   prefix: z
     .string()
@@ -156,6 +171,16 @@ export const rwLockStateSchema = z.object({
     .nullable()
     .describe('The write hold, or null'),
   readers: z.number().int().describe('Live read holds'),
+  readerHolds: z
+    .array(
+      z.object({
+        fence: z.number().int().describe('Its fence: what DELETE /rwlocks/{key}/read?force=true&fence= takes'),
+        remainingMs: z.number().int(),
+        holdCount: z.number().int(),
+      }),
+    )
+    .optional()
+    .describe('Admin views only (the listing, and inspect with ?readers=true): each live read hold, by fence; never its token'),
   writerWaiting: z.boolean().describe('A writer is waiting: newly arriving readers queue behind it'),
   waiters: z.number().int(),
 })
@@ -189,6 +214,14 @@ export const nodeStatusSchema = z.object({
       trustedInMs: z.number().describe('ms until an untrusted clock counts again if it keeps behaving (0: trusted)'),
     })
     .describe("How the node's clock compares with this replica's monotonic clock (sampled every second)"),
+  lastError: z
+    .object({
+      reason: z.enum(nodeFailureReasons).describe('auth (NOAUTH, WRONGPASS, NOPERM), refused, timeout, not_redis (the port speaks another protocol), replica, tls, other'),
+      message: z.string().describe('What failed, in one sentence (never a password)'),
+      at: z.string().describe('ISO 8601 time of the failure'),
+    })
+    .nullable()
+    .describe('The latest failure talking to this node (kept after it recovers; compare `at`), or null'),
 })
 
 export const errorSchema = z
@@ -199,6 +232,7 @@ export const errorSchema = z
     retryAfterMs: z.number().int().optional(),
     waitedMs: z.number().int().optional().describe('How long the request waited in line before giving up'),
     issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+    allow: z.array(z.string()).optional().describe('405: the methods this path takes (also in the Allow header)'),
     reason: z.string().optional(),
     answered: z.number().int().optional().describe('Nodes that answered'),
     voting: z.number().int().optional().describe('Nodes that answered and may vote (the vote rule)'),
@@ -214,6 +248,9 @@ export const readinessSchema = z.object({
 })
 
 export const healthSchema = z.object({ status: z.literal('ok') })
+
+/** A body that is text, not JSON (/metrics, /openapi.yaml). */
+export const textBody = (what: string) => z.string().describe(what)
 
 // One named schema in the OpenAPI document (components.schemas.Error), referenced by every route.
 z.globalRegistry.add(errorSchema, { id: 'Error' })

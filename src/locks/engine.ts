@@ -9,6 +9,7 @@ import { storageOf, type AcquireRequest, type Grant, type LockMode, type LockSta
 import { validityMs } from './validity.js'
 import { fenceHint } from './fence-hint.js'
 import { listLocks, type LockPage } from './listing.js'
+import { readerHolds } from './readers.js'
 import type { HandOffVote, WaitRoom, Waiter } from './waiting.js'
 import type { Metrics } from '../metrics.js'
 import type { RedisNode } from '../redis/node.js'
@@ -151,7 +152,7 @@ export class LockEngine {
     const attempt = nextAttemptId()
     // A waiter carries its lock's keys: computed once per request.
     const { keys, hold } = waiter ? { keys: waiter.keys, hold: storageOf(req.mode).hold } : this.keys(req.mode, req.key)
-    const args = [hold, req.token, req.ttlMs, req.reentrant ? 1 : 0, attempt, waiter?.id ?? '', waiter?.place ?? '', fenceHint()]
+    const args = [hold, req.token, req.ttlMs, req.reentrant ? 1 : 0, attempt, waiter?.id ?? '', waiter?.place ?? '', fenceHint(), req.keepTtl ? 1 : 0]
     // A waiter notes each node's answer as it comes (also after the vote settled): what dates the
     // hand-offs it may be pushed next.
     const asked = waiter?.asking(started)
@@ -192,7 +193,9 @@ export class LockEngine {
       return refused(backendUnavailable(this.quorum, tally, 'fence_not_stored'))
     }
 
-    const validity = validityMs(req.ttlMs, performance.now() - started, this.config.driftFactor)
+    // The TTL the scripts set: the request's, or on a re-grant without one, the hold's latest.
+    const ttlMs = consensus(yes.map((r) => r[3] ?? req.ttlMs))
+    const validity = validityMs(ttlMs, performance.now() - started, this.config.driftFactor)
     if (validity <= 0) {
       this.rollback(keys, hold, req.token, attempt)
       return refused(backendUnavailable(this.quorum, tally, 'validity_expired'))
@@ -204,7 +207,7 @@ export class LockEngine {
       votedYes: new Set(tally.answers.filter((a) => a.ok && a.node.mayVote && (a.value[0] ?? 0) > 0).map((a) => a.node)),
       grant: grantOf(req, {
         fence,
-        ttlMs: req.ttlMs,
+        ttlMs,
         validityMs: validity,
         since: grantedAt,
         holdCount: Math.max(...yes.map((r) => r[2] ?? 1)),
@@ -271,14 +274,14 @@ export class LockEngine {
 
   /** A page of held locks whose key starts with `prefix` (see listing.ts). */
   list(namespace: Namespace, prefix: string, limit: number, cursor: string | undefined): Promise<LockPage> {
-    return listLocks({ quorum: this.quorum, keyPrefix: this.config.keyPrefix, inspect: (key) => this.inspect(namespace, key) }, namespace, prefix, limit, cursor)
+    return listLocks({ quorum: this.quorum, keyPrefix: this.config.keyPrefix, inspect: (key) => this.inspect(namespace, key, namespace === 'rw') }, namespace, prefix, limit, cursor)
   }
 
   /** The state a majority agrees on. A hold counts while a majority of its copies is live. */
-  async inspect(namespace: Namespace, key: string): Promise<LockState> {
+  async inspect(namespace: Namespace, key: string, withReaders = false): Promise<LockState> {
     const keys = lockKeys(this.config.keyPrefix, namespace, key)
     const tally = await this.quorum.ask(
-      (node) => node.run('inspect', keys.all, []) as Promise<Reply>,
+      (node) => node.run('inspect', keys.all, withReaders ? ['1'] : []) as Promise<Reply>,
       (t) => countedAnswers(t) >= t.majority,
     )
     const all = replies(tally)
@@ -297,6 +300,7 @@ export class LockEngine {
       readers: byMajority(all.map((r) => r[3] ?? 0)),
       waiters: Math.max(0, ...all.map((r) => r[4] ?? 0)),
       writerWaiting: all.some((r) => (r[5] ?? 0) > 0),
+      ...(withReaders ? { readerHolds: readerHolds(all, tally.majority) } : {}),
     }
   }
 

@@ -1,4 +1,5 @@
 import type { Namespace } from './keys.js'
+import type { ReaderHold } from './readers.js'
 
 /** `exclusive`: /locks; `read` / `write`: /rwlocks. */
 export type LockMode = 'exclusive' | 'read' | 'write'
@@ -13,6 +14,8 @@ export interface AcquireRequest {
   key: string
   token: string
   ttlMs: number
+  /** The request gave no TTL (ttlMs is the default): a re-grant keeps the hold's latest TTL instead. */
+  keepTtl?: boolean
   reentrant: boolean
   /** How long to wait in line when it is held (0 or undefined: try once). */
   waitMs?: number
@@ -81,4 +84,6 @@ export interface LockState {
   readers: number
   waiters: number
   writerWaiting: boolean
+  /** Admin views only: each live read hold (fence, remaining time, count; never its token). */
+  readerHolds?: ReaderHold[]
 }

@@ -6,12 +6,15 @@
 -- ARGV[1] mode: 'read' | 'write'   ARGV[2] token   ARGV[3] ttl ms   ARGV[4] reentrant: '1' | '0'
 -- ARGV[5] attempt id   ARGV[6] waiter id, '' for a request that does not wait
 -- ARGV[7] its place in line, '' to take the next one   ARGV[8] fence hint, µs (include/fence.lua)
+-- ARGV[9] '1': the request gave no TTL, so a re-grant keeps the TTL of the hold's latest grant or
+--         renew (as renew.lua does) and ARGV[3] (the default) is for a new hold only
 -- Settings: include/settings.lua
 --
 -- Returns  { 1, fence, holdCount, ttlMs }   GRANTED: a new hold, or a waiter claiming the hold handed
 --                                           to it (include/queue.lua hand_off; TTL restarts now)
 --          { 2, fence, holdCount, ttlMs }   REGRANTED: this token already held it in this mode; TTL
---                                           reset, count +1 only when reentrant
+--                                           reset (to ttlMs, the kept one with ARGV[9]), count +1
+--                                           only when reentrant
 --          { -1, retryAfterMs, wakeInMs, redisUs }
 --                                           HELD: a conflicting hold, or others ahead in line.
 --                                           wakeInMs: when a waiter at the front should try again
@@ -25,6 +28,7 @@
 --@include queue
 
 local mode, tok, ttl, wid = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[6]
+local keep_ttl = ARGV[9] == '1'
 local clock = now_us()
 local now = math.floor(clock / 1000)
 prune(now)
@@ -61,12 +65,13 @@ local w = redis.call('HGET', KEYS[1], 'w')
 
 if mode == 'write' then
   if w == tok then
-    local h = redis.call('HMGET', KEYS[1], 'wf', 'wc', 'wa')
+    local h = redis.call('HMGET', KEYS[1], 'wf', 'wc', 'wa', 'wt')
     if wid ~= '' and h[3] == wid then
       -- Handed to this waiter while it was asking: this attempt takes it up as its grant.
       redis.call('HSET', KEYS[1], 'wt', ttl, 'we', now + ttl, 'wa', ARGV[5], 'wac', 0)
       return granted(1, tonumber(h[1]), tonumber(h[2]))
     end
+    if keep_ttl then ttl = tonumber(h[4]) or ttl end
     local count = tonumber(h[2])
     local before = count
     if ARGV[4] == '1' then count = count + 1 end
@@ -90,6 +95,7 @@ if r and wid ~= '' and r.att == wid then
   return granted(1, r.fence, r.count)
 end
 if r then
+  if keep_ttl then ttl = r.ttl end
   local before = r.count
   if ARGV[4] == '1' then r.count = r.count + 1 end
   r.ttl, r.att, r.attc = ttl, ARGV[5], before

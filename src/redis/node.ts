@@ -3,6 +3,7 @@ import { Redis } from 'ioredis'
 import { SCRIPT_KEY_COUNT, type ScriptName } from './scripts.js'
 import type { Metrics } from '../metrics.js'
 import { ClockWatch, type ClockStatus } from './clock.js'
+import { NodeHealth, quietClient, secretsOf, type NodeLastError } from './health.js'
 
 export interface NodeStatus {
   index: number
@@ -14,6 +15,8 @@ export interface NodeStatus {
   /** ms until a node that restarted empty counts toward grants again (0: it counts) */
   quarantineMs: number
   clock: ClockStatus
+  /** The latest failure talking to this node (kept after it recovers), or null */
+  lastError: NodeLastError | null
 }
 
 /**
@@ -82,6 +85,7 @@ type ScriptCommand = (...args: (string | number)[]) => Promise<unknown>
 export class RedisNode {
   readonly address: string
   readonly client: Redis
+  readonly health: NodeHealth
   private lastLatencyMs: number | null = null
   private readonly timeoutMs: number
   private runId: string | undefined
@@ -115,9 +119,10 @@ export class RedisNode {
       retryStrategy: (times) => Math.min(50 * times, 1000),
       lazyConnect: false,
     })
-    this.client.on('error', () => {
-      // Connection errors surface as failed commands and as `up` = false; ioredis reconnects by itself.
-    })
+    this.health = new NodeHealth(index, this.address, secretsOf(url), metrics, options.log)
+    quietClient(this.client, (notice) => options.log?.warn({ node: index, address: this.address }, `Redis node ${index} at ${this.address}: ${notice}`))
+    // Connection errors also surface as failed commands and as `up` = false; ioredis reconnects by itself.
+    this.client.on('error', (err) => this.health.connectionFailed(err))
     this.client.on('ready', () => {
       this.metrics.nodeUp.set({ node: String(index) }, 1)
       this.connection++
@@ -128,6 +133,7 @@ export class RedisNode {
       this.connection++
       this.role = undefined
       this.checked = false
+      this.health.closed()
     })
     this.metrics.nodeUp.set({ node: String(index) }, 0)
     for (const [name, lua] of options.scripts) {
@@ -180,6 +186,7 @@ export class RedisNode {
       const uptimeMs = Number(/^uptime_in_seconds:(\d+)/m.exec(info)?.[1] ?? 0) * 1000
       if (connection !== this.connection) return
       this.role = role
+      this.health.identified(role)
       if (role !== 'master') return
       await this.sampleClock()
       const verdict = (await this.restartCheck?.(this, { runId, uptimeMs, previousRunId: this.runId })) ?? {
@@ -265,6 +272,7 @@ export class RedisNode {
       vote: this.vote,
       quarantineMs: Math.max(0, Math.ceil(this.quarantinedUntil - now)),
       clock: this.clock.status(now),
+      lastError: this.health.lastError,
     }
   }
 
@@ -306,7 +314,8 @@ export class RedisNode {
       connectedBefore = true
     })
     sub.subscribe(channel).catch(() => undefined)
-    return { close: () => sub.quit().then(() => undefined, () => sub.disconnect()) }
+    // A subscriber that never got ready (e.g. on a port that accepts and never answers) would queue QUIT forever.
+    return { close: () => (sub.status === 'ready' ? sub.quit().then(() => undefined, () => sub.disconnect()) : Promise.resolve(sub.disconnect())) }
   }
 
   ping(): Promise<unknown> {
@@ -323,12 +332,13 @@ export class RedisNode {
       return value
     } catch (err) {
       const failure = classify(err, this.timeoutMs)
-      this.metrics.nodeErrors.inc({ node, reason: failure.reason })
+      this.health.commandFailed(err)
       throw failure
     }
   }
 
   async close(): Promise<void> {
+    this.health.close()
     try {
       await this.client.quit()
     } catch {
