@@ -109,6 +109,7 @@ function program(out: (text: string) => void, chosen: (command: Command) => void
     lockctl
       .command(name)
       .summary(summary)
+      .description(summary) // the longer ones below replace it
       .action(function (this: Command) {
         chosen(this)
       })
