@@ -174,7 +174,9 @@ t.test('a hand-off whose nodes propose different fences: the waiter gets the lar
     )
   const atAnswer = await stored()
   t.ok(atAnswer.filter((h) => h[0] === held[0] && h[1] === held[1]).length >= 2, 'a majority held it for the waiter with that fence when it was answered (fence_commit)')
-  await until(async () => (await stored()).every((h) => h[0] === held[0] && h[1] === held[1]), 'the third node too', 1000)
+  // The third node holds it for the waiter too; its fence is that one, or its own larger proposal when
+  // its counter had passed it (a fence is committed only where no other hold can carry it).
+  await until(async () => (await stored()).every((h) => h[0] === held[0] && Number(h[1]) >= b.fence), 'the third node too', 1000)
   t.pass('and the third node too, a moment later')
   // The next grant, voted by any majority, is above it.
   await app.inject({ method: 'DELETE', url: `/locks/${key}`, headers: { 'lock-token': b.token } })

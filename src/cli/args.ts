@@ -1,4 +1,5 @@
-import { parseArgs } from 'node:util'
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
+import { readFileSync } from 'node:fs'
 import { parseDuration } from '../contract/duration.js'
 import { keyPrefixRule, lockKeyRule, tokenRule } from '../contract/patterns.js'
 import { UsageError } from './exit.js'
@@ -6,74 +7,8 @@ import { UsageError } from './exit.js'
 export const DEFAULT_URL = 'http://127.0.0.1:8080'
 export const DEFAULT_GRACE_MS = 3000
 
-export const HELP = `lockctl — take locks from lock-service on the command line
-
-Usage:
-  lockctl run KEY [--ttl 30s] [--wait 1m] [--read|--write] [--grace 3s] -- CMD [ARGS...]
-  lockctl acquire KEY [--ttl 30s] [--wait 1m] [--read|--write] [--token T]
-  lockctl renew KEY --token T [--ttl 30s] [--read|--write]
-  lockctl release KEY --token T [--read|--write]
-  lockctl status KEY [--rw]
-  lockctl list [--prefix P] [--limit N] [--rw] [--json]
-  lockctl --help | --version
-
-Commands:
-  run       Acquire KEY, run CMD while holding it, release it when CMD exits.
-            CMD gets LOCK_KEY, LOCK_FENCE (pass it to the resource you protect) and LOCK_TOKEN.
-            The lock is renewed in the background (every third of its validity). SIGINT,
-            SIGTERM, SIGHUP and SIGQUIT are forwarded to CMD (CMD runs in its own process group,
-            and signals go to the whole group; SIGTSTP is ignored). If the lock is lost (a renew answers 404/409, or
-            renewals keep failing until the validity runs out) CMD's process group gets SIGTERM,
-            then SIGKILL after --grace, and lockctl exits 70.
-            Exits with CMD's exit code, or 128 + the signal number if CMD died by a signal.
-  acquire   Acquire KEY and print the grant as one line of JSON
-            ({ key, mode, token, fence, ttlMs, validityMs, expiresAt, holdCount });
-            e.g. TOKEN=$(lockctl acquire jobs:x --ttl 5m | jq -r .token).
-  renew     Extend a hold you own; prints the new grant.
-  release   Release a hold you own; prints { key, released, holdCount }.
-  status    Print the lock's state as JSON (never its token); exit 1 when it is not held.
-  list      Print one line per held lock (following the service's pagination cursors):
-              KEY exclusive fence=F remainingMs=R holdCount=H waiters=W
-              KEY write|read writerFence=F|- writerRemainingMs=R|- readers=N writerWaiting=B waiters=W
-                readerHolds=FENCE:REMAININGMS,...|-   (each read hold; force-release one by its fence)
-            Needs an admin key when the service uses API keys.
-
-Options:
-  --url URL        lock service (default: $LOCK_SERVICE_URL, else ${DEFAULT_URL})
-  --key SECRET     API key, sent as "Authorization: Bearer SECRET" (default: $LOCK_SERVICE_KEY;
-                   prefer the variable: command lines are visible to other users)
-  --ttl DURATION   lease length: 1500, 1500ms, 1.5s, 2m, 1h (default: the service's, 30s)
-  --wait DURATION  wait in line up to this long when the lock is held (default 0: try once)
-  --read, --write  a read (shared) or write (exclusive) hold of the read-write lock KEY
-                   (/rwlocks) instead of the exclusive lock KEY (/locks)
-  --rw             status/list: the read-write locks (/rwlocks) instead of /locks
-  --token T        owner token (16-128 characters from A-Z a-z 0-9 _ -); acquire: chosen by the
-                   service when absent
-  --grace DURATION run: how long CMD may take to exit after SIGTERM when the lock is lost (3s)
-  --prefix P       list: only keys starting with P
-  --limit N        list: print at most N locks
-  --json           list: print each lock as one line of JSON instead
-  -h, --help       this help
-
-Exit codes:
-  0    success (run: CMD exited 0)
-  1    renew/release: the lock is gone (404 lock_not_found) or not yours (409 not_owner);
-       status: the lock is not held
-  64   usage error (bad arguments, or the service answered 400 invalid_request)
-  69   the service is unreachable, timed out, or answered 503
-  70   run: the lock was lost while CMD was running; CMD was stopped
-  75   the lock was not obtained: held by someone else (after --wait), or too many waiters
-  76   the service answered something unexpected
-  77   401 unauthorized / 403 forbidden: the API key is missing, wrong, or not allowed this key
-  126  run: CMD could not be executed;  127: CMD was not found
-  128+N  run: CMD died by signal N (or lockctl got signal N before CMD started)
-  any other: run: CMD's own exit code
-`
-
-export type Command = 'run' | 'acquire' | 'renew' | 'release' | 'status' | 'list' | 'help' | 'version'
-
 export interface Options {
-  command: Command
+  command: 'run' | 'acquire' | 'renew' | 'release' | 'status' | 'list'
   url: string
   key: string | undefined
   lockKey: string
@@ -92,173 +27,195 @@ export interface Options {
   cmd: string[]
 }
 
-const optionSpec = {
-  url: { type: 'string' },
-  key: { type: 'string' },
-  ttl: { type: 'string' },
-  wait: { type: 'string' },
-  token: { type: 'string' },
-  grace: { type: 'string' },
-  prefix: { type: 'string' },
-  limit: { type: 'string' },
-  read: { type: 'boolean' },
-  write: { type: 'boolean' },
-  rw: { type: 'boolean' },
-  json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-  version: { type: 'boolean' },
-} as const
-
-type OptionName = keyof typeof optionSpec
-
-const common: readonly OptionName[] = ['url', 'key', 'help']
-const allowed: Record<Exclude<Command, 'help' | 'version'>, readonly OptionName[]> = {
-  run: ['ttl', 'wait', 'read', 'write', 'grace'],
-  acquire: ['ttl', 'wait', 'read', 'write', 'token'],
-  renew: ['ttl', 'read', 'write', 'token'],
-  release: ['read', 'write', 'token'],
-  status: ['rw'],
-  list: ['prefix', 'limit', 'rw', 'json'],
+/** `--help`, `help [COMMAND]` or `--version`: print `text`, exit 0. */
+export interface Help {
+  command: 'help'
+  text: string
 }
 
-// The service's own rules (src/contract), checked here so a typo fails before any request.
-const KEY = lockKeyRule.pattern
-const PREFIX = keyPrefixRule.pattern
-const TOKEN = tokenRule.pattern
+/** The option values commander hands over, as checked by the parsers below. */
+type Values = Partial<Record<'url' | 'key' | 'ttl' | 'wait' | 'token' | 'grace' | 'prefix', string> & Record<'read' | 'write' | 'rw' | 'json', true> & { limit: number }>
 
-/**
- * `--token -x…` → `--token=-x…`: an option that takes a value takes the next argument, whatever it
- * starts with (as getopt does). Tokens, keys and prefixes may start with '-'; parseArgs alone would
- * call that ambiguous.
- */
-function withValuesAttached(args: readonly string[]): string[] {
-  const out: string[] = []
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] as string
-    const name = arg.startsWith('--') ? arg.slice(2) : undefined
-    const next = args[i + 1]
-    if (name !== undefined && optionSpec[name as OptionName]?.type === 'string' && next?.startsWith('-')) {
-      out.push(`${arg}=${next}`)
-      i++
-    } else {
-      out.push(arg)
-    }
+const EPILOGUE = `
+Durations: 1500, 1500ms, 1.5s, 2m, 1h. \`lockctl help COMMAND\` shows a command's options.
+
+run gives CMD LOCK_KEY, LOCK_FENCE (the fencing token: pass it to the resource you protect) and
+LOCK_TOKEN (the owner token) in its environment.
+
+Exit codes:
+  0      success (run: CMD exited 0)
+  1      renew/release: the lock is gone (404 lock_not_found) or not yours (409 not_owner);
+         status: the lock is not held
+  64     usage error (bad arguments, or the service answered 400 invalid_request)
+  69     the service is unreachable, timed out, or answered 503
+  70     run: the lock was lost while CMD was running; CMD was stopped
+  75     the lock was not obtained: held by someone else (after --wait), or too many waiters
+  76     the service answered something unexpected
+  77     401 unauthorized / 403 forbidden: the API key is missing, wrong, or not allowed this key
+  126    run: CMD could not be executed;  127: CMD was not found
+  128+N  run: CMD died by signal N (or lockctl got signal N before CMD started)
+  other  run: CMD's own exit code`
+
+const RUN = `Acquire KEY, run CMD while holding it, release it when CMD exits.
+CMD gets LOCK_KEY, LOCK_FENCE (pass it to the resource you protect) and LOCK_TOKEN in its environment.
+The lock is renewed in the background (every third of its validity). SIGINT, SIGTERM, SIGHUP and SIGQUIT are forwarded to CMD's process group (CMD runs in its own; SIGTSTP is ignored).
+If the lock is lost (a renew answers 404/409, or renewals keep failing until the validity runs out), CMD's process group gets SIGTERM, then SIGKILL after --grace, and lockctl exits 70.
+Exits with CMD's exit code, or 128 + the signal number if CMD died by a signal.`
+
+const LIST = `Print one line per held lock, following the service's pagination cursors:
+  KEY exclusive fence=F remainingMs=R holdCount=H waiters=W
+With --rw (readerHolds: each read hold, whose fence force-releases it):
+  KEY write|read writerFence=F|- writerRemainingMs=R|- readers=N writerWaiting=B
+    waiters=W readerHolds=FENCE:REMAININGMS,...|-
+Needs an admin key when the service uses API keys.`
+
+/** A check against one of the service's own rules (src/contract), so a typo fails before any request. */
+const matching =
+  (rule: { pattern: RegExp; text: string }) =>
+  (value: string): string => {
+    if (!rule.pattern.test(value)) throw new InvalidArgumentError(rule.text)
+    return value
   }
-  return out
+
+function duration(value: string): string {
+  if (parseDuration(value) === undefined) throw new InvalidArgumentError('a duration such as 1500, 1500ms, 1.5s, 2m or 1h')
+  return value
 }
 
-export function parse(argv: readonly string[], env: Record<string, string | undefined>): Options {
+function positive(value: string): number {
+  if (!/^[1-9]\d{0,8}$/.test(value)) throw new InvalidArgumentError('a positive whole number')
+  return Number(value)
+}
+
+const ttl = () => new Option('--ttl <duration>', "lease length (default: the service's, 30s)").argParser(duration)
+const wait = () => new Option('--wait <duration>', 'wait in line up to this long when the lock is held (default: 0, try once)').argParser(duration)
+const read = () => new Option('--read', 'a read (shared) hold of the read-write lock KEY (/rwlocks) instead of the exclusive lock KEY (/locks)').conflicts('write')
+const write = () => new Option('--write', 'a write (exclusive) hold of the read-write lock KEY (/rwlocks)')
+const token = (description: string) => new Option('--token <token>', `owner token (${tokenRule.text}); ${description}`).argParser(matching(tokenRule))
+const rw = () => new Option('--rw', 'read-write locks (/rwlocks) instead of exclusive ones (/locks)')
+
+/** lockctl's commands and options; `chosen` hears which command the arguments name. */
+function program(out: (text: string) => void, chosen: (command: Command) => void): Command {
+  const lockctl = new Command('lockctl')
+    .description('lockctl — take locks from lock-service on the command line')
+    .option('--url <url>', `the lock service (default: $LOCK_SERVICE_URL, else ${DEFAULT_URL})`)
+    .option('--key <secret>', 'API key, sent as "Authorization: Bearer SECRET" (default: $LOCK_SERVICE_KEY; prefer the variable: command lines are visible to other users)')
+    .version(`lockctl ${version()}`, '--version', 'print the version')
+    .addHelpText('after', EPILOGUE)
+    .exitOverride()
+    .configureOutput({ writeOut: out, writeErr: () => {}, outputError: () => {} })
+    .configureHelp({ showGlobalOptions: true, subcommandTerm: (c) => `${c.name()} ${c.usage()}` })
+  const command = (name: string, summary: string) =>
+    lockctl
+      .command(name)
+      .summary(summary)
+      .description(summary) // the longer ones below replace it
+      .action(function (this: Command) {
+        chosen(this)
+      })
+  const withKey = (name: string, summary: string) => command(name, summary).argument('<KEY>', `the lock (${lockKeyRule.text})`, matching(lockKeyRule))
+
+  withKey('run', 'acquire KEY, run CMD while holding it, release it when CMD exits')
+    .usage('[options] <KEY> -- CMD [ARGS...]')
+    .description(RUN)
+    .allowExcessArguments() // CMD before `--`: said below, with the fix
+    .addOption(ttl())
+    .addOption(wait())
+    .addOption(read())
+    .addOption(write())
+    .addOption(new Option('--grace <duration>', 'how long CMD may take to exit after SIGTERM when the lock is lost (default: 3s)').argParser(duration))
+  withKey('acquire', 'acquire KEY and print the grant as one line of JSON')
+    .description('Acquire KEY and print the grant as one line of JSON ({ key, mode, token, fence, ttlMs, validityMs, expiresAt, holdCount }),\ne.g. TOKEN=$(lockctl acquire jobs:x --ttl 5m | jq -r .token).')
+    .addOption(ttl())
+    .addOption(wait())
+    .addOption(read())
+    .addOption(write())
+    .addOption(token('chosen by the service when absent'))
+  withKey('renew', 'extend a hold you own; prints the new grant')
+    .addOption(token("the grant's").makeOptionMandatory())
+    .addOption(ttl())
+    .addOption(read())
+    .addOption(write())
+  withKey('release', 'release a hold you own; prints { key, released, holdCount }')
+    .addOption(token("the grant's").makeOptionMandatory())
+    .addOption(read())
+    .addOption(write())
+  withKey('status', "print the lock's state as JSON (never its token); exit 1 when it is not held").addOption(rw())
+  command('list', 'print one line per held lock (an admin key when the service uses API keys)')
+    .description(LIST)
+    .option('--prefix <prefix>', 'only keys starting with this', matching(keyPrefixRule))
+    .option('--limit <n>', 'print at most this many locks', positive)
+    .addOption(rw())
+    .option('--json', 'print each lock as one line of JSON instead')
+  return lockctl
+}
+
+export function parse(argv: readonly string[], env: Record<string, string | undefined>): Options | Help {
   // `run`'s CMD is everything after the first `--`, untouched (its options are not ours).
   const dashes = argv.indexOf('--')
   const own = dashes === -1 ? [...argv] : argv.slice(0, dashes)
   const cmd = dashes === -1 ? [] : argv.slice(dashes + 1)
 
-  let parsed: ReturnType<typeof parseArgs<{ options: typeof optionSpec; allowPositionals: true; strict: true }>>
+  let text = ''
+  let sub: Command | undefined
   try {
-    parsed = parseArgs({ args: withValuesAttached(own), options: optionSpec, allowPositionals: true, strict: true })
+    program(
+      (s) => (text += s),
+      (c) => (sub = c),
+    ).parse(own, { from: 'user' })
   } catch (err) {
-    throw new UsageError(firstLine((err as Error).message))
+    if (!(err instanceof CommanderError)) throw err
+    if (err.exitCode === 0) return { command: 'help', text }
+    if (err.code === 'commander.help') throw new UsageError('missing or unknown command (see lockctl --help)')
+    throw new UsageError(err.message.replace(/^error: /, '').replaceAll('\n', ' '))
   }
-  const { values, positionals } = parsed
-  const [first, ...rest] = positionals
+  if (sub === undefined) throw new UsageError('missing or unknown command (see lockctl --help)')
+  const command = sub.name() as Options['command']
+  const [lockKey = '', ...extra] = sub.args
 
-  const base = {
-    url: values.url ?? (env.LOCK_SERVICE_URL || DEFAULT_URL),
-    key: values.key ?? (env.LOCK_SERVICE_KEY || undefined),
-    lockKey: '',
-    mode: 'exclusive' as const,
-    rw: false,
-    ttl: undefined,
-    wait: undefined,
-    waitMs: 0,
-    token: undefined,
-    graceMs: DEFAULT_GRACE_MS,
-    prefix: undefined,
-    limit: undefined,
-    json: false,
-    cmd: [],
-  }
-  if (values.version) return { ...base, command: 'version' }
-  if (values.help || first === 'help' || first === undefined) {
-    if (first === undefined && !values.help) throw new UsageError('missing command (see lockctl --help)')
-    return { ...base, command: 'help' }
-  }
-  if (!(first in allowed)) throw new UsageError(`unknown command "${first}" (see lockctl --help)`)
-  const command = first as keyof typeof allowed
-
-  const permitted = new Set([...common, ...allowed[command]])
-  for (const name of Object.keys(values) as OptionName[]) {
-    if (!permitted.has(name)) throw new UsageError(`${command} does not take --${name}`)
-  }
   if (dashes !== -1 && command !== 'run') throw new UsageError(`${command} does not take a command after --`)
-
-  let url: URL
-  try {
-    url = new URL(base.url)
-  } catch {
-    throw new UsageError(`not a URL: ${JSON.stringify(base.url)} (--url or LOCK_SERVICE_URL)`)
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`the service URL must be http:// or https://, not ${url.protocol}`)
-  if (url.search || url.hash) throw new UsageError('the service URL must not have a query or fragment')
-
-  if (values.read && values.write) throw new UsageError('--read and --write exclude each other')
-  const mode = values.read ? 'read' : values.write ? 'write' : 'exclusive'
-
-  let lockKey = ''
-  if (command === 'list') {
-    if (rest.length > 0) throw new UsageError(`list takes no arguments (unexpected "${rest[0]}"); use --prefix`)
-  } else {
-    const [k, ...extra] = rest
-    if (k === undefined) throw new UsageError(`${command} needs a lock KEY`)
-    if (!KEY.test(k)) throw new UsageError(`bad lock key ${JSON.stringify(k)}: ${lockKeyRule.text}`)
-    if (extra.length > 0) {
-      throw new UsageError(command === 'run' ? `put the command after --: lockctl run ${k} [options] -- ${extra.join(' ')}` : `unexpected argument "${extra[0]}"`)
-    }
-    lockKey = k
-  }
-
+  if (command === 'run' && extra.length > 0) throw new UsageError(`put the command after --: lockctl run ${lockKey} [options] -- ${extra.join(' ')}`)
   if (command === 'run' && cmd.length === 0) throw new UsageError('run needs a command: lockctl run KEY [options] -- CMD [ARGS...]')
-  if ((command === 'renew' || command === 'release') && values.token === undefined) throw new UsageError(`${command} needs --token`)
-  if (values.token !== undefined && !TOKEN.test(values.token)) throw new UsageError(`bad --token: ${tokenRule.text}`)
 
-  const ttl = values.ttl
-  if (ttl !== undefined && parseDuration(ttl) === undefined) throw new UsageError(durationMessage('--ttl', ttl))
-  const wait = values.wait
-  const waitMs = wait === undefined ? 0 : parseDuration(wait)
-  if (waitMs === undefined) throw new UsageError(durationMessage('--wait', wait ?? ''))
-  const graceMs = values.grace === undefined ? DEFAULT_GRACE_MS : parseDuration(values.grace)
-  if (graceMs === undefined) throw new UsageError(durationMessage('--grace', values.grace ?? ''))
-
-  if (values.prefix !== undefined && !PREFIX.test(values.prefix)) throw new UsageError(`bad --prefix: ${keyPrefixRule.text}`)
-  let limit: number | undefined
-  if (values.limit !== undefined) {
-    limit = /^[1-9]\d{0,8}$/.test(values.limit) ? Number(values.limit) : NaN
-    if (Number.isNaN(limit)) throw new UsageError(`bad --limit ${JSON.stringify(values.limit)}: a positive whole number`)
-  }
-
+  const v = sub.optsWithGlobals<Values>()
+  const url = v.url ?? (env.LOCK_SERVICE_URL || DEFAULT_URL)
+  checkUrl(url)
   return {
-    ...base,
     command,
-    url: base.url,
+    url,
+    key: v.key ?? (env.LOCK_SERVICE_KEY || undefined),
     lockKey,
-    mode,
-    rw: values.rw ?? false,
-    ttl,
-    wait,
-    waitMs,
-    token: values.token,
-    graceMs,
-    prefix: values.prefix,
-    limit,
-    json: values.json ?? false,
+    mode: v.read ? 'read' : v.write ? 'write' : 'exclusive',
+    rw: v.rw ?? false,
+    ttl: v.ttl,
+    wait: v.wait,
+    waitMs: v.wait === undefined ? 0 : (parseDuration(v.wait) ?? 0),
+    token: v.token,
+    graceMs: v.grace === undefined ? DEFAULT_GRACE_MS : (parseDuration(v.grace) ?? DEFAULT_GRACE_MS),
+    prefix: v.prefix,
+    limit: v.limit,
+    json: v.json ?? false,
     cmd,
   }
 }
 
-function durationMessage(option: string, text: string): string {
-  return `bad ${option} ${JSON.stringify(text)}: a duration such as 1500, 1500ms, 1.5s, 2m or 1h`
+function checkUrl(text: string): void {
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    throw new UsageError(`not a URL: ${JSON.stringify(text)} (--url or LOCK_SERVICE_URL)`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`the service URL must be http:// or https://, not ${url.protocol}`)
+  if (url.search || url.hash) throw new UsageError('the service URL must not have a query or fragment')
 }
 
-function firstLine(text: string): string {
-  return text.split('\n')[0] ?? text
+function version(): string {
+  try {
+    // src/cli/ and dist/cli/ both sit two levels below package.json.
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown }
+    return typeof pkg.version === 'string' ? pkg.version : 'unknown'
+  } catch {
+    return 'unknown'
+  }
 }

@@ -1,5 +1,5 @@
 import type { Options } from './args.js'
-import { failure, isGrant, LockServiceClient, unreachable, UnreachableError, type Reply } from './client.js'
+import { failure, isGrant, LockServiceClient, unreachable, UnreachableError, type Grant, type Reply } from './client.js'
 import { CliError, EXIT } from './exit.js'
 
 /** Bound on every request that does not wait in line. */
@@ -23,20 +23,26 @@ export async function call(client: LockServiceClient, context: string, ...args: 
   }
 }
 
-function describeHold(o: Options): string {
+/** `KEY`, or `KEY (read)` / `KEY (write)`: the hold, as messages name it. */
+export function describeHold(o: Options): string {
   return o.mode === 'exclusive' ? o.lockKey : `${o.lockKey} (${o.mode})`
 }
 
-export async function acquire(client: LockServiceClient, o: Options, print: Print): Promise<number> {
-  const context = `acquire ${describeHold(o)}`
+/** POSTs the hold, waiting in line up to --wait: the grant, or the error that ends lockctl. */
+export async function requestGrant(client: LockServiceClient, context: string, o: Options, signal?: AbortSignal): Promise<Grant> {
   const reply = await call(client, context, 'POST', holdPath(o.mode, o.lockKey), {
     token: o.token,
     query: { ttl: o.ttl, wait: o.wait },
     timeoutMs: o.waitMs + REQUEST_TIMEOUT_MS,
+    signal,
   })
   if (reply.status !== 200 && reply.status !== 201) throw failure(context, reply)
   if (!isGrant(reply.body)) throw new CliError(EXIT.protocol, `${context}: the grant lacks its token or fence`)
-  print(JSON.stringify(reply.body))
+  return reply.body
+}
+
+export async function acquire(client: LockServiceClient, o: Options, print: Print): Promise<number> {
+  print(JSON.stringify(await requestGrant(client, `acquire ${describeHold(o)}`, o)))
   return EXIT.ok
 }
 

@@ -3,8 +3,7 @@
  * lockctl: the lock service on the command line (`lockctl --help`). Server from LOCK_SERVICE_URL or
  * --url, API key from LOCK_SERVICE_KEY or --key (sent as a Bearer token, never printed).
  */
-import { readFileSync } from 'node:fs'
-import { HELP, parse } from './args.js'
+import { parse } from './args.js'
 import { LockServiceClient } from './client.js'
 import { acquire, list, release, renew, status } from './commands.js'
 import { CliError, EXIT } from './exit.js'
@@ -17,25 +16,11 @@ const warn = (line: string): void => {
   process.stderr.write(line + '\n')
 }
 
-function version(): string {
-  try {
-    // src/cli/ and dist/cli/ both sit two levels below package.json.
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown }
-    return typeof pkg.version === 'string' ? pkg.version : 'unknown'
-  } catch {
-    return 'unknown'
-  }
-}
-
 export async function main(argv: readonly string[], env: Record<string, string | undefined>): Promise<number> {
   try {
     const o = parse(argv, env)
     if (o.command === 'help') {
-      print(HELP.trimEnd())
-      return EXIT.ok
-    }
-    if (o.command === 'version') {
-      print(`lockctl ${version()}`)
+      print(o.text.trimEnd())
       return EXIT.ok
     }
     const client = new LockServiceClient(o.url, o.key)

@@ -13,7 +13,7 @@ import { readerHolds } from './readers.js'
 import type { HandOffVote, WaitRoom, Waiter } from './waiting.js'
 import type { Metrics } from '../metrics.js'
 import type { RedisNode } from '../redis/node.js'
-import { anyReplies, backendUnavailable, consensus, countedAnswers, heldReplies, notHeld, refusal, replies, settledByMajority, settledForAttempt, yesVotes, type Reply } from './votes.js'
+import { anyReplies, backendUnavailable, consensus, countedAnswers, countWhere, heldReplies, notHeld, refusal, replies, settledByMajority, settledForAttempt, yesVotes, type Reply } from './votes.js'
 
 /** A grant and the nodes that voted for it; `attempt`: the attempt id, when an attempt made it. */
 interface Won {
@@ -125,11 +125,13 @@ export class LockEngine {
 
   /** The grant made of a majority's hand-offs (`votes`), if still valid. */
   private async handedOver(req: AcquireRequest, waiter: Waiter, votes: HandOffVote[]): Promise<Won | undefined> {
-    const fence = Math.max(...votes.map((v) => v.fence))
+    let fence = Math.max(...votes.map((v) => v.fence))
     if (votes.some((v) => v.fence !== fence)) {
-      // As for an attempt: the largest fence goes back to a majority first. If it cannot, the next
-      // attempt takes the handed holds up and decides.
-      if (!(await this.commitFence(waiter.keys, storageOf(req.mode).hold, req.token, fence))) return undefined
+      // As for an attempt: the fence is made this grant's alone on a majority first. If it cannot
+      // be, the next attempt takes the handed holds up and decides.
+      const committed = await this.commitFence(waiter.keys, storageOf(req.mode).hold, req.token, fence)
+      if (committed === undefined) return undefined
+      fence = committed
       votes = this.handOffVotes(waiter)
     }
     const elapsed = Math.max(...votes.map((v) => v.elapsedMs))
@@ -189,10 +191,14 @@ export class LockEngine {
 
     // Quorum mode: the fence is the largest the majority proposed, stored back on a majority before
     // anyone sees it. When every voter proposed the same fence (always, with one node), it is stored.
-    const fence = Math.max(...yes.map((r) => r[1] ?? 0))
-    if (yes.some((r) => r[1] !== fence) && !(await this.commitFence(keys, hold, req.token, fence))) {
-      this.rollback(keys, hold, req.token, attempt)
-      return refused(backendUnavailable(this.quorum, tally, 'fence_not_stored'))
+    let fence = Math.max(...yes.map((r) => r[1] ?? 0))
+    if (yes.some((r) => r[1] !== fence)) {
+      const committed = await this.commitFence(keys, hold, req.token, fence)
+      if (committed === undefined) {
+        this.rollback(keys, hold, req.token, attempt)
+        return refused(backendUnavailable(this.quorum, tally, 'fence_not_stored'))
+      }
+      fence = committed
     }
 
     // The TTL the scripts set: the request's, or on a re-grant without one, the hold's latest.
@@ -322,15 +328,29 @@ export class LockEngine {
     }
   }
 
-  private async commitFence(keys: LockKeys, hold: string, token: string, fence: number): Promise<boolean> {
-    const tally = await this.quorum.ask(
-      (node) => node.run('fence_commit', keys.all, [hold, token, fence]),
-      (t) => countedAnswers(t) >= t.majority,
-    )
-    return countedAnswers(tally) >= tally.majority
+  /**
+   * Make `fence` this grant's alone on a majority (fence_commit.lua); where a node's counter already
+   * reached it (a concurrent grant of a shared hold proposed it there), try above the highest counter
+   * seen. Returns the fence committed, or undefined when no majority answered.
+   */
+  private async commitFence(keys: LockKeys, hold: string, token: string, fence: number): Promise<number | undefined> {
+    for (let round = 0; round < FENCE_COMMIT_ROUNDS; round++) {
+      const tally = await this.quorum.ask(
+        (node) => node.run('fence_commit', keys.all, [hold, token, fence]) as Promise<Reply>,
+        (t) => countWhere(t, (code) => code === 1) >= t.majority,
+      )
+      if (countWhere(tally, (code) => code === 1) >= tally.majority) return fence
+      const taken = replies(tally).filter((r) => r[0] === 0)
+      if (taken.length === 0) return undefined
+      fence = Math.max(fence, ...taken.map((r) => r[1] ?? 0)) + 1
+    }
+    return undefined
   }
 
 }
+
+/** Rounds a fence commit may take when concurrent shared holds keep taking the fence it tries. */
+const FENCE_COMMIT_ROUNDS = 5
 
 /** The answer for one hold of `req`'s token; it expires `ttlMs` after `since` (wall clock, ms). */
 function grantOf(

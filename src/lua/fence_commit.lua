@@ -1,26 +1,45 @@
--- fence_commit.lua — quorum mode: write the fence chosen for a grant (the largest proposed by the
--- granting majority) back to a node, so that a majority stores it before the grant is returned.
--- Any later majority intersects this one, so its largest proposal is above this fence.
+-- fence_commit.lua — quorum mode: the grant's fence (the largest its majority proposed) must be this
+-- grant's alone on a majority of nodes before the grant is returned. On one node a fence belongs to
+-- at most one hold: the one that proposed it here (next_fence), or, when this node's counter is still
+-- below it, the one committing it now (the counter moves up to it, so no later proposal here takes
+-- it). Any two majorities share a node, so two grants can never both end with the same fence; and a
+-- later majority's proposals are above it.
 --
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua)
 -- ARGV[1] mode: 'read' | 'write'   ARGV[2] token   ARGV[3] fence
 --
--- Returns  1 when the node's hold (of this token) now carries the fence, 0 when only the counter
---          was raised (the node does not hold the lock for this token)
+-- Returns  { 1 }           the fence is this token's here (its hold, if this node has one, carries it)
+--          { 0, counter }  this node's counter already reached the fence by another proposal: it may
+--                          be another hold's; the caller tries a fence above `counter`
 --@include holds
 
 local mode, tok, fence = ARGV[1], ARGV[2], tonumber(ARGV[3])
-if fence > tonumber(redis.call('GET', KEYS[3]) or '0') then
-  redis.call('SET', KEYS[3], ARGV[3], 'PX', FENCE_MEMORY_MS)
+
+local function own_fence()
+  if mode == 'write' then
+    if redis.call('HGET', KEYS[1], 'w') ~= tok then return nil end
+    return tonumber(redis.call('HGET', KEYS[1], 'wf'))
+  end
+  local r = get_reader(tok)
+  return r and r.fence
 end
-if mode == 'write' then
-  if redis.call('HGET', KEYS[1], 'w') ~= tok then return 0 end
-  redis.call('HSET', KEYS[1], 'wf', ARGV[3])
-  return 1
+
+local function carry(f)
+  if mode == 'write' then
+    if redis.call('HGET', KEYS[1], 'w') == tok then redis.call('HSET', KEYS[1], 'wf', ARGV[3]) end
+    return
+  end
+  local r = get_reader(tok)
+  if r then
+    r.fence = f
+    put_reader(tok, r, nil)
+  end
 end
-local r = get_reader(tok)
-if not r then return 0 end
-r.fence = fence
-put_reader(tok, r, nil)
-return 1
+
+if own_fence() == fence then return { 1 } end
+local counter = tonumber(redis.call('GET', KEYS[3]) or '0')
+if counter >= fence then return { 0, counter } end
+redis.call('SET', KEYS[3], ARGV[3], 'PX', FENCE_MEMORY_MS)
+carry(fence)
+return { 1 }

@@ -11,6 +11,21 @@ export interface ServiceProcess {
 }
 
 const serverEntry = new URL('../../src/server.ts', import.meta.url).pathname
+const OUTPUT_LIMIT = 65_536
+
+/** Every service still running: killed when this process exits (one hook, however many restarts). */
+const live = new Set<ChildProcess>()
+let exitHookInstalled = false
+
+function killOnExit(child: ChildProcess): void {
+  live.add(child)
+  child.once('exit', () => live.delete(child))
+  if (exitHookInstalled) return
+  exitHookInstalled = true
+  process.once('exit', () => {
+    for (const c of live) c.kill('SIGKILL')
+  })
+}
 
 /** The real service as a separate process (`node --import tsx src/server.ts`), ready when /readyz is 200. */
 export async function startService(env: Record<string, string>, opts: { t?: Teardown } = {}): Promise<ServiceProcess> {
@@ -20,8 +35,9 @@ export async function startService(env: Record<string, string>, opts: { t?: Tear
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let output = ''
-  child.stdout?.on('data', (c: Buffer) => (output += c.toString()))
-  child.stderr?.on('data', (c: Buffer) => (output += c.toString()))
+  const collect = (c: Buffer) => (output = (output + c.toString()).slice(-OUTPUT_LIMIT))
+  child.stdout?.on('data', collect)
+  child.stderr?.on('data', collect)
   const exited = new Promise<number | null>((resolve) =>
     child.once('exit', (code) => {
       // A grandchild (tsx's esbuild) may hold the pipes open after a SIGKILL: stop reading them.
@@ -38,7 +54,7 @@ export async function startService(env: Record<string, string>, opts: { t?: Tear
     return exited
   }
   opts.t?.teardown(() => stop('SIGKILL'))
-  process.once('exit', () => child.kill('SIGKILL'))
+  killOnExit(child)
 
   const deadline = Date.now() + 20_000
   while (Date.now() < deadline) {

@@ -1,0 +1,246 @@
+/**
+ * The workload: contending clients on a few keys per hold kind, each request to a random replica.
+ * Every hold is recorded in the history checker as the interval the client believed it held the
+ * lock: [grant received, min(release sent, acquire sent + validityMs)], where a successful renew
+ * moves the end to renew sent + its validityMs. Clients use short TTLs; some wait in line, some renew, some
+ * overstay their validity before releasing, some never release.
+ */
+import { performance } from 'node:perf_hooks'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { History } from '../test/helpers/history.js'
+import { request, RequestTimeout, type HttpResult } from '../test/helpers/http.js'
+import type { HoldKind, HoldSpec } from './kinds/index.js'
+import type { ServiceSettings } from './options.js'
+import { stream, type Rng } from './prng.js'
+
+export type Op = 'acquire' | 'renew' | 'release'
+/** An HTTP status, or what happened instead of one. */
+export type Outcome = number | 'connection-error' | 'timeout'
+
+export interface Problem {
+  at: number
+  op: Op
+  path: string
+  replica: number
+  what: string
+}
+
+export interface WorkloadStats {
+  /** per op, per status (or outcome) */
+  statuses: Record<Op, Record<string, number>>
+  /** grants per kind and mode, e.g. "exclusive", "rw/read" */
+  grants: Record<string, number>
+  renewed: number
+  /** acquires: sent and answered (ms after the start) and outcome, for availability during and outside faults */
+  acquires: { at: number; doneAt: number; outcome: Outcome }[]
+  /** 5xx other than 503 backend_unavailable / shutting_down, and statuses no client expects */
+  unexpected: Problem[]
+  /** answers later than waitMs + the node budget, and requests never answered */
+  late: Problem[]
+}
+
+export interface WorkloadOptions {
+  seed: number
+  clients: number
+  kinds: readonly HoldKind[]
+  keysPerKind: number
+  durationMs: number
+  settings: ServiceSettings
+  /** the current URL of replica r (its last one while it is down) */
+  replicaUrl: (r: number) => string
+  replicas: number
+  history: History
+  startedAt: number
+}
+
+const EXPECTED: Record<Op, readonly number[]> = {
+  acquire: [200, 201, 409, 429, 503],
+  renew: [200, 404, 409, 503],
+  release: [200, 404, 409, 503],
+}
+const ALLOWED_503 = ['backend_unavailable', 'shutting_down']
+const SLACK_MS = 2_000
+/** A late answer is still awaited this much longer, to tell "late" from "never". */
+const HANG_MS = 5_000
+const MAX_ITERATIONS = 100_000
+const PROBE_TRIES = 3
+
+type Behaviour = 'quick' | 'renew' | 'overstay' | 'abandon'
+
+export function keysOf(kind: HoldKind, perKind: number): string[] {
+  return Array.from({ length: perKind }, (_, i) => `chaos-${kind.name}-${i}`)
+}
+
+/** A token unique to this client and attempt (16–128 of A-Z a-z 0-9 _ -). */
+const tokenOf = (client: number, attempt: number) => `chaos-c${client}-a${attempt}-`.padEnd(24, 'x')
+
+export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
+  const stats: WorkloadStats = {
+    statuses: { acquire: {}, renew: {}, release: {} },
+    grants: {},
+    renewed: 0,
+    acquires: [],
+    unexpected: [],
+    late: [],
+  }
+  const budgetMs = (waitMs: number) => waitMs + 3 * o.settings.nodeTimeoutMs + SLACK_MS
+  const deadline = o.startedAt + o.durationMs
+  const ttlMax = Math.min(1_500, o.settings.maxTtlMs)
+  const waitMax = Math.min(2_500, o.settings.maxWaitMs)
+
+  /** One request, timed against its budget; every outcome is counted. */
+  const call = async (rng: Rng, op: Op, method: string, path: string, token: string, waitMs = 0, body?: object) => {
+    const replica = rng.int(0, o.replicas - 1)
+    const sentAt = performance.now()
+    let res: HttpResult | undefined
+    let outcome: Outcome
+    try {
+      res = await request(o.replicaUrl(replica), method, path, { token, body, timeoutMs: budgetMs(waitMs) + HANG_MS })
+      outcome = res.status
+    } catch (err) {
+      outcome = err instanceof RequestTimeout ? 'timeout' : 'connection-error'
+    }
+    const doneAt = performance.now()
+    const at = sentAt - o.startedAt
+    // A 503 is counted with its reason (no_majority, validity_expired, …): they tell faults apart.
+    const label = res?.status === 503 && res.body.reason !== undefined ? `503 ${String(res.body.reason)}` : String(outcome)
+    stats.statuses[op][label] = (stats.statuses[op][label] ?? 0) + 1
+    if (op === 'acquire') stats.acquires.push({ at, doneAt: doneAt - o.startedAt, outcome })
+    const problem = (what: string) => ({ at, op, path: `${method} ${path}`, replica, what })
+    if (outcome === 'timeout') stats.late.push(problem(`no answer within ${budgetMs(waitMs) + HANG_MS} ms`))
+    else if (outcome !== 'connection-error' && doneAt - sentAt > budgetMs(waitMs)) {
+      stats.late.push(problem(`${outcome} after ${(doneAt - sentAt).toFixed(0)} ms (budget ${budgetMs(waitMs)} ms)`))
+    }
+    if (res && !isExpected(op, res)) stats.unexpected.push(problem(`${res.status} ${JSON.stringify(res.body).slice(0, 300)}`))
+    return { res, sentAt, doneAt, replica }
+  }
+
+  /** After a grant: keep the hold the way `behaviour` says, record it, release it (unless abandoned). */
+  const holdAndRelease = async (g: {
+    rng: Rng
+    name: string
+    kind: string
+    spec: HoldSpec
+    token: string
+    behaviour: Behaviour
+    ttlMs: number
+    waitMs: number
+    grant: HttpResult
+    sentAt: number
+    doneAt: number
+    replica: number
+  }) => {
+    const { rng, spec, token, behaviour } = g
+    const label = spec.mode === 'exclusive' ? g.kind : `${g.kind}/${spec.mode}`
+    stats.grants[label] = (stats.grants[label] ?? 0) + 1
+    const fence = g.grant.body.fence as number
+    let end = g.sentAt + (g.grant.body.validityMs as number)
+    // For the checker's messages: who, through which replica, what it was told.
+    let story = `${g.name} via r${g.replica} ttl ${g.ttlMs} wait ${g.waitMs} validity ${g.grant.body.validityMs as number}`
+
+    if (behaviour === 'renew') {
+      for (let n = rng.int(1, 2); n > 0; n--) {
+        await sleep(Math.max(0, (end - performance.now()) * rng.between(0.3, 0.6)))
+        if (performance.now() > end - 30) break // only renew a hold it still believes it has
+        // A renew sets a new expiry. Never a shorter one: then a renew whose answer is lost (a killed
+        // replica) can only have lengthened the hold, and the end believed so far stays safe.
+        const left = Math.ceil(end - performance.now())
+        const renewTtl = rng.int(Math.min(ttlMax, Math.max(300, left + 100)), ttlMax)
+        const renew = await call(rng, 'renew', 'PUT', `${spec.path}/renew`, token, 0, { ttlMs: renewTtl })
+        if (renew.res?.status !== 200) break
+        stats.renewed++
+        end = renew.sentAt + (renew.res.body.validityMs as number)
+        story += `; renewed via r${renew.replica} at ${(renew.sentAt - o.startedAt).toFixed(0)} validity ${renew.res.body.validityMs as number}`
+      }
+    } else if (behaviour === 'overstay') {
+      await sleep(Math.max(0, end - performance.now()) + rng.int(50, 300))
+    } else {
+      await sleep(rng.between(0, Math.max(0, Math.min(50, (end - performance.now()) / 2))))
+    }
+
+    const releaseSentAt = behaviour === 'abandon' ? end : performance.now()
+    // Times relative to the workload's start, as the fault times in the report are.
+    const rel = (t: number) => t - o.startedAt
+    o.history.record({ key: spec.key, namespace: spec.namespace, mode: spec.mode, client: story, fence, start: rel(g.doneAt), end: rel(Math.min(releaseSentAt, end)), requestStartedAt: rel(g.sentAt) })
+    if (behaviour !== 'abandon') await call(rng, 'release', 'DELETE', spec.path, token)
+  }
+
+  const client = async (index: number) => {
+    const rng = stream(o.seed, `client-${index}`)
+    const name = `client-${index}`
+    for (let attempt = 0; attempt < MAX_ITERATIONS && performance.now() < deadline; attempt++) {
+      const kind = rng.pick(o.kinds)
+      const spec = kind.choose(rng, rng.pick(keysOf(kind, o.keysPerKind)))
+      const ttlMs = rng.int(300, ttlMax)
+      const waitMs = rng.chance(0.4) ? rng.int(200, waitMax) : 0
+      const behaviour = rng.weighted<Behaviour>([
+        [45, 'quick'],
+        [30, 'renew'],
+        [15, 'overstay'],
+        [10, 'abandon'],
+      ])
+      const token = tokenOf(index, attempt)
+      const query = `?ttl=${ttlMs}${waitMs > 0 ? `&wait=${waitMs}` : ''}`
+      const { res, sentAt, doneAt, replica } = await call(rng, 'acquire', 'POST', `${spec.path}${query}`, token, waitMs)
+
+      if (res?.status === 201) {
+        await holdAndRelease({ rng, name, kind: kind.name, spec, token, behaviour, ttlMs, waitMs, grant: res, sentAt, doneAt, replica })
+      } else if (res?.status === 409) {
+        await sleep(rng.int(5, 30))
+      } else {
+        await sleep(rng.int(50, 150)) // 503, a dead replica, or something unexpected (counted)
+      }
+      await sleep(rng.int(0, 20))
+    }
+  }
+
+  await Promise.all(Array.from({ length: o.clients }, (_, i) => client(i)))
+  return stats
+}
+
+function isExpected(op: Op, res: HttpResult): boolean {
+  if (res.status === 503) return ALLOWED_503.includes(String(res.body.error))
+  return EXPECTED[op].includes(res.status)
+}
+
+/** A fresh hold of every key through every replica, once all faults healed: each must answer 201. */
+export async function probeGrantable(o: {
+  kinds: readonly HoldKind[]
+  keysPerKind: number
+  replicaUrls: readonly string[]
+  history: History
+  settings: ServiceSettings
+  startedAt: number
+}): Promise<{ ok: number; failures: string[] }> {
+  const timeoutMs = 3 * o.settings.nodeTimeoutMs + SLACK_MS
+  let ok = 0
+  let attempt = 0
+  const failures: string[] = []
+  /** One fresh acquire (recorded) and its release; the answer's status and error code. */
+  const probe = async (r: number, url: string, spec: HoldSpec): Promise<string> => {
+    const token = tokenOf(1_000 + r, attempt++)
+    const sentAt = performance.now()
+    const res = await request(url, 'POST', `${spec.path}?ttl=1000`, { token, timeoutMs })
+    if (res.status !== 201) return `${res.status} ${String(res.body.error ?? '')}`.trim()
+    const doneAt = performance.now() - o.startedAt
+    o.history.record({ key: spec.key, namespace: spec.namespace, mode: spec.mode, client: `probe via r${r}`, fence: res.body.fence as number, start: doneAt, end: doneAt, requestStartedAt: sentAt - o.startedAt })
+    await request(url, 'DELETE', spec.path, { token, timeoutMs })
+    return '201'
+  }
+  for (const [r, url] of o.replicaUrls.entries()) {
+    for (const kind of o.kinds) {
+      for (const key of keysOf(kind, o.keysPerKind)) {
+        const spec = kind.probe(key)
+        let outcome = ''
+        // A 503 on this loaded machine may be a node answering late: try again. A 409 is a finding.
+        for (let tries = 0; tries < PROBE_TRIES && !/^(201|409)/.test(outcome); tries++) {
+          if (tries > 0) await sleep(300)
+          outcome = await probe(r, url, spec).catch((err: Error) => err.message)
+        }
+        if (outcome === '201') ok++
+        else failures.push(`replica ${r}: POST ${spec.path} → ${outcome}`)
+      }
+    }
+  }
+  return { ok, failures }
+}

@@ -1,0 +1,151 @@
+/**
+ * The system under test, as real processes on loopback: N redis-servers (each with the clock shim
+ * preloaded, so its wall clock can be bent), R service replicas, and one TCP proxy per
+ * (replica, node) pair, so a replica can be cut off from one node while everyone else still reaches it.
+ */
+import { setTimeout as sleep } from 'node:timers/promises'
+import { clockShim, type ClockControl } from '../test/helpers/clock-shim.js'
+import { startRedisCluster, type RedisProcess, type Teardown } from '../test/helpers/redis-server.js'
+import { startService, type ServiceProcess } from '../test/helpers/service-process.js'
+import { startProxy, type TcpProxy } from '../test/helpers/tcp-proxy.js'
+
+export interface ChaosNode {
+  readonly index: number
+  readonly redis: RedisProcess
+  readonly clock: ClockControl
+}
+
+export interface Replica {
+  readonly index: number
+  /** The current process's URL; while the replica is down, the last one (requests to it are refused). */
+  url: string
+  process: ServiceProcess | undefined
+}
+
+const RESTART_ATTEMPTS = 3
+
+/** Cleanups run in reverse order, each on its own (one failing does not skip the others). */
+class Cleanup implements Teardown {
+  readonly #fns: (() => unknown)[] = []
+
+  teardown(fn: () => unknown): void {
+    this.#fns.push(fn)
+  }
+
+  async run(): Promise<void> {
+    for (const fn of this.#fns.splice(0).reverse()) {
+      try {
+        await fn()
+      } catch {
+        // best effort: the exit hooks of the helpers kill whatever is left
+      }
+    }
+  }
+}
+
+export class Cluster {
+  private constructor(
+    readonly nodes: readonly ChaosNode[],
+    /** proxies[replica][node] */
+    readonly proxies: readonly (readonly TcpProxy[])[],
+    readonly replicas: readonly Replica[],
+    private readonly serviceEnv: Record<string, string>,
+    private readonly cleanup: Cleanup,
+  ) {}
+
+  static async start(opts: { nodes: number; replicas: number; serviceEnv: Record<string, string> }): Promise<Cluster> {
+    const cleanup = new Cleanup()
+    try {
+      const clocks = await Promise.all(Array.from({ length: opts.nodes }, () => clockShim()))
+      const redis = await startRedisCluster(opts.nodes, { t: cleanup, env: (i) => clocks[i]!.env })
+      const nodes = redis.map((r, index) => ({ index, redis: r, clock: clocks[index]! }))
+      const proxies = await Promise.all(
+        Array.from({ length: opts.replicas }, () => Promise.all(redis.map((r) => startProxy({ port: r.port }, { t: cleanup })))),
+      )
+      const replicas = proxies.map((_, index): Replica => ({ index, url: '', process: undefined }))
+      const cluster = new Cluster(nodes, proxies, replicas, opts.serviceEnv, cleanup)
+      await Promise.all(replicas.map((r) => cluster.restartReplica(r.index)))
+      return cluster
+    } catch (err) {
+      await cleanup.run()
+      throw err
+    }
+  }
+
+  get majority(): number {
+    return Math.floor(this.nodes.length / 2) + 1
+  }
+
+  // Nodes
+
+  pauseNode(i: number): void {
+    this.node(i).redis.pause()
+  }
+
+  resumeNode(i: number): void {
+    this.node(i).redis.resume()
+  }
+
+  /** SIGKILL: its data is gone (no persistence). */
+  killNode(i: number): Promise<void> {
+    return this.node(i).redis.kill()
+  }
+
+  /** Start again on the same port, empty, with the same clock shim. */
+  restartNode(i: number): Promise<void> {
+    return this.node(i).redis.restart()
+  }
+
+  // Network
+
+  proxy(replica: number, node: number): TcpProxy {
+    const proxy = this.proxies[replica]?.[node]
+    if (!proxy) throw new Error(`no proxy for replica ${replica}, node ${node}`)
+    return proxy
+  }
+
+  // Replicas
+
+  killReplica(r: number): Promise<unknown> {
+    const replica = this.replica(r)
+    const proc = replica.process
+    replica.process = undefined
+    return proc ? proc.stop('SIGKILL') : Promise.resolve()
+  }
+
+  /** Start the replica (again), on a new port, reaching every node through its own proxies. */
+  async restartReplica(r: number): Promise<void> {
+    const replica = this.replica(r)
+    const env = { ...this.serviceEnv, REDIS_URLS: this.proxies[r]!.map((p) => p.url).join(',') }
+    let lastError: unknown
+    for (let attempt = 0; attempt < RESTART_ATTEMPTS; attempt++) {
+      try {
+        const proc = await startService(env, { t: this.cleanup })
+        replica.process = proc
+        replica.url = proc.url
+        return
+      } catch (err) {
+        lastError = err // e.g. not ready within its bound while a majority of nodes is down
+        await sleep(500)
+      }
+    }
+    throw lastError
+  }
+
+  /** Stop every process and proxy this cluster started. */
+  close(): Promise<void> {
+    return this.cleanup.run()
+  }
+
+  private node(i: number): ChaosNode {
+    const node = this.nodes[i]
+    if (!node) throw new Error(`no node ${i}`)
+    return node
+  }
+
+  private replica(r: number): Replica {
+    const replica = this.replicas[r]
+    if (!replica) throw new Error(`no replica ${r}`)
+    return replica
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * Hold kinds the chaos clients use, one module each. A kind says which hold a client asks for on a key
+ * (its HTTP path, and its mode and namespace for the history checker) and which hold proves at the end
+ * that the key is grantable again. To add one (a semaphore, a session-bound hold), write a module
+ * exporting a HoldKind and list it here.
+ */
+import type { HoldMode } from '../../test/helpers/history.js'
+import type { Rng } from '../prng.js'
+import { exclusive } from './exclusive.js'
+import { rw } from './rw.js'
+
+export interface HoldSpec {
+  /** the kind's name (report grouping) */
+  kind: string
+  /** for the history checker: holds conflict unless both are 'read' */
+  mode: HoldMode
+  /** for the history checker: holds in different namespaces never conflict */
+  namespace: string
+  key: string
+  /** POST `path` acquires, PUT `${path}/renew` renews, DELETE `path` releases */
+  path: string
+}
+
+export interface HoldKind {
+  readonly name: string
+  /** The hold a client asks for this time on `key`. */
+  choose(rng: Rng, key: string): HoldSpec
+  /** A hold on `key` that a fresh client must be granted once every fault healed. */
+  probe(key: string): HoldSpec
+}
+
+const registry: Readonly<Record<string, HoldKind>> = { exclusive, rw }
+
+export function kindNames(): string[] {
+  return Object.keys(registry)
+}
+
+export function kindsNamed(names: readonly string[]): HoldKind[] {
+  return names.map((name) => {
+    const kind = registry[name]
+    if (!kind) throw new Error(`unknown hold kind ${name}`)
+    return kind
+  })
+}

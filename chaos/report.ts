@@ -1,0 +1,210 @@
+/**
+ * Turns what a run recorded into verdicts: the history checker's overlaps and fence inversions,
+ * unexpected answers, late answers, availability during and outside faults, clock-fault detection,
+ * and the checks after the last heal. Prints it, and gives it as JSON.
+ */
+import type { History, Violation } from '../test/helpers/history.js'
+import type { ClockWatch, Detection } from './clock-watch.js'
+import type { Outcome, Problem, WorkloadStats } from './clients.js'
+import { faultKinds } from './faults.js'
+import { describeTargets, type FaultRecord } from './nemesis.js'
+import type { Options, ServiceSettings } from './options.js'
+import type { Scenario } from './scenarios.js'
+
+export interface FinalChecks {
+  grantable: { ok: number; failures: string[] }
+  replicasAlive: { ok: number; failures: string[] }
+  /** how long after the workload the service settled (quarantines and clock probation over) */
+  settledAfterMs: number | null
+}
+
+interface Availability {
+  acquires: number
+  unavailable: number
+  connectionErrors: number
+  /** 503 among acquires that got an answer */
+  share503: number | null
+  /** when the first 503s were sent (ms after the start) */
+  first503At: number[]
+}
+
+export interface ChaosReport {
+  command: string
+  seed: number
+  scenario: string
+  nodes: number
+  replicas: number
+  kinds: string[]
+  clients: number
+  durationMs: number
+  serviceEnv: Record<string, string>
+  wallMs: number
+  grants: Record<string, number>
+  grantsTotal: number
+  renewed: number
+  statuses: WorkloadStats['statuses']
+  history: { holds: number; overlaps: number; fenceInversions: number; badIntervals: number; examples: string[] }
+  availability: { duringFaults: Availability; outsideFaults: Availability }
+  faults: (FaultRecord & { detection?: Detection })[]
+  clockReported: boolean
+  unexpected: Problem[]
+  late: Problem[]
+  final: FinalChecks
+  violations: string[]
+  notes: string[]
+  passed: boolean
+}
+
+const EXAMPLES = 5
+
+function availability(acquires: readonly { at: number; outcome: Outcome }[]): Availability {
+  const answered = acquires.filter((a) => typeof a.outcome === 'number')
+  const unavailable = answered.filter((a) => a.outcome === 503)
+  return {
+    acquires: acquires.length,
+    unavailable: unavailable.length,
+    connectionErrors: acquires.length - answered.length,
+    share503: answered.length === 0 ? null : unavailable.length / answered.length,
+    first503At: unavailable.slice(0, 20).map((a) => Math.round(a.at)),
+  }
+}
+
+/** After a heal the replicas reconnect to a node (ioredis backs off up to 1 s), and sample clocks once a second. */
+export const RECOVERY_MS = 1_000
+
+/**
+ * A fault's window: from when it was applied until its heal finished, plus the reconnection allowance,
+ * plus — for a fault after which the node sits out by design — MAX_TTL_MS × (1 + DRIFT_FACTOR).
+ */
+function windows(faults: readonly FaultRecord[], settings: ServiceSettings): [number, number][] {
+  const sitOutMs = settings.maxTtlMs * (1 + settings.driftFactor) + RECOVERY_MS
+  return faults
+    .filter((f) => f.appliedAt !== undefined)
+    .map((f) => [f.appliedAt!, (f.healDoneAt ?? f.healedAt ?? Infinity) + RECOVERY_MS + (faultKinds[f.kind].sitsOut ? sitOutMs : 0)])
+}
+
+export function buildReport(args: {
+  options: Options
+  command: string
+  scenario: Scenario
+  settings: ServiceSettings
+  wallMs: number
+  stats: WorkloadStats
+  history: History
+  faults: FaultRecord[]
+  watch: ClockWatch
+  final: FinalChecks
+}): ChaosReport {
+  const { options: o, scenario, stats, final } = args
+  const found: Violation[] = args.history.check()
+  const of = (...kinds: Violation['kind'][]) => found.filter((v) => kinds.includes(v.kind))
+  const overlaps = of('overlap')
+  const fences = of('fence_order', 'duplicate_fence')
+  const bad = of('bad_interval')
+
+  const during = windows(args.faults, args.settings)
+  // A request is "during faults" when any part of it (sent → answered) is.
+  const inFault = (a: { at: number; doneAt: number }) => during.some(([from, to]) => a.at <= to && a.doneAt >= from)
+  const faults: ChaosReport['faults'] = args.faults.map((f) => (f.clock ? { ...f, detection: args.watch.detection(f) } : f))
+
+  const violations: string[] = []
+  const notes: string[] = []
+  const grantsTotal = Object.values(stats.grants).reduce((a, b) => a + b, 0)
+  if (grantsTotal === 0) violations.push('no grants at all: the run proves nothing')
+  if (overlaps.length > 0) {
+    const line = `${overlaps.length} overlapping conflicting holds`
+    if (scenario.exclusionChecked) violations.push(line)
+    else notes.push(`${line} (expected beyond Redlock's assumptions: reported, not failed)`)
+  }
+  if (fences.length > 0) violations.push(`${fences.length} fence inversions (a later hold with a lower or equal fence)`)
+  if (bad.length > 0) violations.push(`${bad.length} malformed holds recorded (a harness bug)`)
+  if (stats.unexpected.length > 0) violations.push(`${stats.unexpected.length} unexpected answers (5xx other than 503 backend_unavailable/shutting_down, or a status no client expects)`)
+  if (stats.late.length > 0) violations.push(`${stats.late.length} requests answered late or never (over waitMs + 3 × NODE_TIMEOUT_MS + 2 s)`)
+  for (const f of faults) {
+    if (f.error) violations.push(`fault #${f.id} ${f.kind}: ${f.error} (the run may be invalid)`)
+    if (f.clock?.withinAllowance && f.detection?.status === 'detected') {
+      violations.push(`fault #${f.id}: a clock within DRIFT_FACTOR (${f.detail}) on node ${f.nodes.join(',')} was distrusted`)
+    }
+  }
+  for (const failure of final.grantable.failures) violations.push(`not grantable after the faults healed: ${failure}`)
+  for (const failure of final.replicasAlive.failures) violations.push(`replica not alive at the end: ${failure}`)
+  const skipped = faults.filter((f) => f.skipped).length
+  if (skipped > 0) notes.push(`${skipped} scheduled faults skipped (targets still busy when due)`)
+  if (!args.watch.reported) notes.push('/readyz has no per-node clock field: clock detection n/a')
+
+  return {
+    command: args.command,
+    seed: o.seed,
+    scenario: o.scenario,
+    nodes: o.nodes,
+    replicas: o.replicas,
+    kinds: o.kinds,
+    clients: o.clients,
+    durationMs: o.durationMs,
+    serviceEnv: o.serviceEnv,
+    wallMs: Math.round(args.wallMs),
+    grants: stats.grants,
+    grantsTotal,
+    renewed: stats.renewed,
+    statuses: stats.statuses,
+    history: {
+      holds: args.history.size,
+      overlaps: overlaps.length,
+      fenceInversions: fences.length,
+      badIntervals: bad.length,
+      examples: [...fences, ...overlaps, ...bad].slice(0, EXAMPLES).map((v) => `[${v.kind}] ${v.message}`),
+    },
+    availability: {
+      duringFaults: availability(stats.acquires.filter(inFault)),
+      outsideFaults: availability(stats.acquires.filter((a) => !inFault(a))),
+    },
+    faults,
+    clockReported: args.watch.reported,
+    unexpected: stats.unexpected,
+    late: stats.late,
+    final,
+    violations,
+    notes,
+    passed: violations.length === 0,
+  }
+}
+
+const pct = (x: number | null) => (x === null ? 'n/a' : `${(x * 100).toFixed(1)} %`)
+const secs = (ms: number | undefined) => (ms === undefined ? '–' : `${(ms / 1000).toFixed(1)}s`)
+
+function detectionText(d: Detection | undefined): string {
+  if (!d || d.status === 'n/a') return 'detection n/a'
+  const per = d.perReplicaMs.map((ms, r) => `replica ${r}: ${ms === null ? 'no' : `${ms} ms`}`).join(', ')
+  return `${d.status} (${per})`
+}
+
+export function formatReport(r: ChaosReport): string {
+  const lines: string[] = []
+  const counts = (o: Record<string, number>) => Object.entries(o).map(([k, v]) => `${k}: ${v}`).join(', ') || '–'
+  lines.push('', `== chaos report: scenario ${r.scenario}, ${r.nodes} node(s), ${r.replicas} replica(s), kinds ${r.kinds.join(',')}, seed ${r.seed} ==`)
+  lines.push(`duration ${secs(r.durationMs)} (wall clock ${secs(r.wallMs)}), ${r.clients} clients`)
+  lines.push(`grants: ${r.grantsTotal} (${counts(r.grants)}), renewals: ${r.renewed}`)
+  for (const op of ['acquire', 'renew', 'release'] as const) lines.push(`  ${op.padEnd(7)} ${counts(r.statuses[op])}`)
+  lines.push(`history: ${r.history.holds} holds, ${r.history.overlaps} overlaps, ${r.history.fenceInversions} fence inversions`)
+  for (const e of r.history.examples) lines.push(`  ${e}`)
+  const a = r.availability
+  lines.push(
+    `availability (a fault lasts until ${RECOVERY_MS / 1000} s after its heal, or the node's quarantine or clock probation ends): 503 share of answered acquires during faults ${pct(a.duringFaults.share503)} (${a.duringFaults.unavailable}/${a.duringFaults.acquires - a.duringFaults.connectionErrors}), ` +
+      `outside faults ${pct(a.outsideFaults.share503)} (${a.outsideFaults.unavailable}/${a.outsideFaults.acquires - a.outsideFaults.connectionErrors}); ` +
+      `connection errors ${a.duringFaults.connectionErrors} during, ${a.outsideFaults.connectionErrors} outside`,
+  )
+  lines.push(`faults (${r.faults.filter((f) => f.appliedAt !== undefined).length} applied):`)
+  for (const f of r.faults) {
+    const when = f.skipped ? `skipped: ${f.skipped}` : `${secs(f.appliedAt)}–${secs(f.healDoneAt ?? f.healedAt)}`
+    const clock = f.clock ? `; ${detectionText(f.detection)}` : ''
+    lines.push(`  #${String(f.id).padEnd(3)} ${f.kind.padEnd(19)} ${describeTargets(f)} ${when}${clock}${f.error ? ` ERROR ${f.error}` : ''}`)
+  }
+  const settled = r.final.settledAfterMs === null ? 'did not settle' : `settled ${secs(r.final.settledAfterMs)} after the workload`
+  lines.push(`after the faults (${settled}): ${r.final.grantable.ok} fresh acquires granted, ${r.final.grantable.failures.length} refused; ${r.final.replicasAlive.ok} replicas alive`)
+  for (const p of [...r.unexpected, ...r.late].slice(0, EXAMPLES)) lines.push(`  at ${secs(p.at)} replica ${p.replica} ${p.path}: ${p.what}`)
+  for (const n of r.notes) lines.push(`note: ${n}`)
+  if (r.passed) lines.push('PASS: no violation')
+  else for (const v of r.violations) lines.push(`VIOLATION: ${v}`)
+  lines.push(`seed ${r.seed}; reproduce: ${r.command}`)
+  return lines.join('\n')
+}

@@ -1,0 +1,85 @@
+/**
+ * Scenarios: which faults the nemesis may draw (with weights), how many nodes may be faulty at once,
+ * and whether mutual exclusion is checked. `safe` stays inside Redlock's assumptions, so every
+ * overlap is a bug; the others break them on purpose, and then only fences (and the promises that
+ * hold whatever the assumptions: no hang, no 500, a live service) must hold.
+ */
+import type { FaultName } from './faults.js'
+
+export interface Scenario {
+  readonly description: string
+  readonly nodeCounts: readonly number[]
+  /** faults and their weights, for N nodes */
+  faults(nodes: number): readonly (readonly [number, FaultName])[]
+  /** how many nodes may be faulty at once */
+  maxFaulty(nodes: number): number
+  /** false: overlaps are reported, not failed */
+  readonly exclusionChecked: boolean
+}
+
+const minority = (n: number) => Math.floor((n - 1) / 2)
+
+/** Faults a single Redis survives with every guarantee intact. */
+const SINGLE_SAFE: readonly (readonly [number, FaultName])[] = [
+  [3, 'pause-node'],
+  [3, 'partition'],
+  [2, 'kill-replica'],
+  [2, 'clock-drift'],
+]
+
+export const scenarios = {
+  safe: {
+    description: "faults within Redlock's assumptions: at most a minority of nodes faulty at once, clocks beyond the allowance only there",
+    nodeCounts: [1, 3, 5],
+    faults: (n) =>
+      n === 1
+        ? SINGLE_SAFE
+        : [
+            [3, 'pause-node'],
+            [2, 'kill-node'],
+            [2, 'restart-node'],
+            [3, 'partition'],
+            [2, 'kill-replica'],
+            [2, 'clock-drift'],
+            [2, 'clock-fast'],
+            [1, 'clock-step'],
+            [1, 'host-crash'],
+          ],
+    // A single Redis is never "a minority": its safe faults (pause, partition) are harmless alone.
+    maxFaulty: (n) => (n === 1 ? 1 : minority(n)),
+    exclusionChecked: true,
+  },
+  'single-restart': {
+    description: 'one Redis killed and restarted empty: locks are lost by design (no other node to vote), fences must still increase',
+    nodeCounts: [1],
+    faults: () => [[3, 'restart-node'], [3, 'kill-node'], [2, 'host-crash'], ...SINGLE_SAFE],
+    maxFaulty: () => 1,
+    exclusionChecked: false,
+  },
+  'majority-restart': {
+    description: 'a majority of nodes killed and restarted empty at once (beyond Redlock): fences must still increase',
+    nodeCounts: [3, 5],
+    faults: () => [
+      [6, 'kill-majority'],
+      [2, 'partition'],
+      [2, 'kill-replica'],
+      [1, 'pause-node'],
+    ],
+    maxFaulty: (n) => n,
+    exclusionChecked: false,
+  },
+  'majority-clock': {
+    description: 'a clock far outside the allowance on a majority of nodes (beyond Redlock): fences must still increase',
+    nodeCounts: [3, 5],
+    faults: () => [
+      [6, 'clock-fast-majority'],
+      [2, 'partition'],
+      [2, 'kill-replica'],
+      [1, 'pause-node'],
+    ],
+    maxFaulty: (n) => n,
+    exclusionChecked: false,
+  },
+} satisfies Record<string, Scenario>
+
+export type ScenarioName = keyof typeof scenarios
