@@ -13,6 +13,8 @@ export interface ContendOptions {
   history: History
   /** For /rwlocks: the mode of each attempt (default: exclusive /locks). */
   pickMode?: (client: number) => HoldMode
+  /** For /semaphores (every attempt): the limit, and the permits each attempt of a client asks for. */
+  semaphore?: { limit: number; permits: (client: number) => number }
   /** How long a holder keeps the lock, ms (default 0–2 ms at random). */
   holdMs?: () => number
   /** Pause after each release before the next attempt, ms (default none). */
@@ -47,13 +49,17 @@ export async function contend(options: ContendOptions): Promise<ContendStats> {
     const token = `contender-${index}-${'x'.repeat(16)}`
     while (performance.now() < deadline) {
       const key = options.keys[Math.floor(Math.random() * options.keys.length)]!
-      const mode = options.pickMode?.(index) ?? 'exclusive'
-      const path = mode === 'exclusive' ? `/locks/${key}` : `/rwlocks/${key}/${mode}`
+      const sem = options.semaphore
+      const mode = sem ? 'permit' : (options.pickMode?.(index) ?? 'exclusive')
+      const permits = sem?.permits(index) ?? 0
+      const path = sem ? `/semaphores/${key}` : mode === 'exclusive' ? `/locks/${key}` : `/rwlocks/${key}/${mode}`
       const requestStartedAt = performance.now()
       const wait = options.waitMs ? `&wait=${options.waitMs}` : ''
-      const res = await request(base, 'POST', `${path}?ttl=${options.ttlMs}${wait}`, { token })
+      const weight = sem ? `&limit=${sem.limit}&permits=${permits}` : ''
+      const res = await request(base, 'POST', `${path}?ttl=${options.ttlMs}${wait}${weight}`, { token })
       const responseAt = performance.now()
       if (res.status === 201) {
+        if (sem && (res.body.permits !== permits || res.body.limit !== sem.limit)) stats.unexpected.push(`grant of other permits: ${JSON.stringify(res.body)}`)
         stats.grants++
         options.onGrant?.(name)
         stats.grantsByMode[mode] = (stats.grantsByMode[mode] ?? 0) + 1
@@ -62,8 +68,10 @@ export async function contend(options: ContendOptions): Promise<ContendStats> {
         const releaseSentAt = performance.now()
         options.history.recordGrant({
           key,
-          namespace: mode === 'exclusive' ? 'locks' : 'rwlocks',
+          namespace: sem ? 'semaphores' : mode === 'exclusive' ? 'locks' : 'rwlocks',
           mode,
+          // What the client asked for (a grant that says otherwise is unexpected).
+          ...(sem ? { permits, limit: sem.limit } : {}),
           client: name,
           fence: res.body.fence as number,
           requestStartedAt,
