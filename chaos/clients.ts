@@ -131,7 +131,7 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
     replica: number
   }) => {
     const { rng, spec, token, behaviour } = g
-    const label = spec.mode === 'exclusive' ? g.kind : `${g.kind}/${spec.mode}`
+    const label = spec.mode === 'exclusive' ? g.kind : spec.mode === 'permit' ? `${g.kind}/${spec.permits}` : `${g.kind}/${spec.mode}`
     stats.grants[label] = (stats.grants[label] ?? 0) + 1
     const fence = g.grant.body.fence as number
     let end = g.sentAt + (g.grant.body.validityMs as number)
@@ -161,7 +161,7 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
     const releaseSentAt = behaviour === 'abandon' ? end : performance.now()
     // Times relative to the workload's start, as the fault times in the report are.
     const rel = (t: number) => t - o.startedAt
-    o.history.record({ key: spec.key, namespace: spec.namespace, mode: spec.mode, client: story, fence, start: rel(g.doneAt), end: rel(Math.min(releaseSentAt, end)), requestStartedAt: rel(g.sentAt) })
+    o.history.record({ ...recorded(spec), client: story, fence, start: rel(g.doneAt), end: rel(Math.min(releaseSentAt, end)), requestStartedAt: rel(g.sentAt) })
     if (behaviour !== 'abandon') await call(rng, 'release', 'DELETE', spec.path, token)
   }
 
@@ -180,7 +180,7 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
         [10, 'abandon'],
       ])
       const token = tokenOf(index, attempt)
-      const query = `?ttl=${ttlMs}${waitMs > 0 ? `&wait=${waitMs}` : ''}`
+      const query = `?ttl=${ttlMs}${waitMs > 0 ? `&wait=${waitMs}` : ''}${spec.acquireQuery ? `&${spec.acquireQuery}` : ''}`
       const { res, sentAt, doneAt, replica } = await call(rng, 'acquire', 'POST', `${spec.path}${query}`, token, waitMs)
 
       if (res?.status === 201) {
@@ -196,6 +196,11 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
 
   await Promise.all(Array.from({ length: o.clients }, (_, i) => client(i)))
   return stats
+}
+
+/** What the history checker needs of a hold's spec (a semaphore's: also the permits and the limit). */
+function recorded(spec: HoldSpec) {
+  return { key: spec.key, namespace: spec.namespace, mode: spec.mode, ...(spec.mode === 'permit' ? { permits: spec.permits, limit: spec.limit } : {}) }
 }
 
 function isExpected(op: Op, res: HttpResult): boolean {
@@ -220,10 +225,10 @@ export async function probeGrantable(o: {
   const probe = async (r: number, url: string, spec: HoldSpec): Promise<string> => {
     const token = tokenOf(1_000 + r, attempt++)
     const sentAt = performance.now()
-    const res = await request(url, 'POST', `${spec.path}?ttl=1000`, { token, timeoutMs })
+    const res = await request(url, 'POST', `${spec.path}?ttl=1000${spec.acquireQuery ? `&${spec.acquireQuery}` : ''}`, { token, timeoutMs })
     if (res.status !== 201) return `${res.status} ${String(res.body.error ?? '')}`.trim()
     const doneAt = performance.now() - o.startedAt
-    o.history.record({ key: spec.key, namespace: spec.namespace, mode: spec.mode, client: `probe via r${r}`, fence: res.body.fence as number, start: doneAt, end: doneAt, requestStartedAt: sentAt - o.startedAt })
+    o.history.record({ ...recorded(spec), client: `probe via r${r}`, fence: res.body.fence as number, start: doneAt, end: doneAt, requestStartedAt: sentAt - o.startedAt })
     await request(url, 'DELETE', spec.path, { token, timeoutMs })
     return '201'
   }

@@ -8,17 +8,23 @@ import type { HoldMode } from '../../test/helpers/history.js'
 import type { Rng } from '../prng.js'
 import { exclusive } from './exclusive.js'
 import { rw } from './rw.js'
+import { semaphore } from './semaphore.js'
 
 export interface HoldSpec {
   /** the kind's name (report grouping) */
   kind: string
-  /** for the history checker: holds conflict unless both are 'read' */
+  /** for the history checker: holds conflict unless both are 'read'; 'permit' holds are counted against their limit */
   mode: HoldMode
   /** for the history checker: holds in different namespaces never conflict */
   namespace: string
   key: string
   /** POST `path` acquires, PUT `${path}/renew` renews, DELETE `path` releases */
   path: string
+  /** More query parameters of the acquire (a semaphore's `limit=…&permits=…`) */
+  acquireQuery?: string
+  /** mode 'permit': the permits asked for and the semaphore's limit, for the history checker */
+  permits?: number
+  limit?: number
 }
 
 export interface HoldKind {
@@ -29,7 +35,7 @@ export interface HoldKind {
   probe(key: string): HoldSpec
 }
 
-const registry: Readonly<Record<string, HoldKind>> = { exclusive, rw }
+const registry: Readonly<Record<string, HoldKind>> = { exclusive, rw, semaphore }
 
 export function kindNames(): string[] {
   return Object.keys(registry)
