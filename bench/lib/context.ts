@@ -34,7 +34,8 @@ export interface ServiceOptions {
   script?: string
 }
 
-export type Variant = { name: string; server: HttpServer }
+/** A server under test, under a name; `flow`: this variant's own flow instead of the run spec's. */
+export type Variant = { name: string; server: HttpServer; flow?: LoadSpec['flow'] }
 export type RunSpec = Omit<LoadSpec, 'server' | 'client' | 'warmupMs' | 'durationMs'> & Partial<Pick<LoadSpec, 'warmupMs' | 'durationMs'>>
 
 export class BenchContext {
@@ -133,7 +134,7 @@ export class BenchContext {
     const runs = new Map<string, LoadResult[]>(variants.map((v) => [v.name, []]))
     for (let rep = 0; rep < this.settings.reps; rep++) {
       const order = rep % 2 === 0 ? variants : [...variants].reverse()
-      for (const v of order) runs.get(v.name)?.push(await this.load(v.server, spec))
+      for (const v of order) runs.get(v.name)?.push(await this.load(v.server, v.flow ? { ...spec, flow: v.flow } : spec))
     }
     return new Comparison(runs)
   }

@@ -1,5 +1,6 @@
 /** Load flows shared by several scenarios. */
 import { randomBytes } from 'node:crypto'
+import { performance } from 'node:perf_hooks'
 import type { Flow, FlowContext } from './load.js'
 
 /** A caller-chosen owner token: 128 random bits, base64url (what the service would make itself). */
@@ -29,4 +30,40 @@ export const acquireRelease: Flow = async (ctx) => {
   expectStatus('acquire', acquired.status, [201], acquired.body)
   const released = await ctx.request('release', 'DELETE', path, { headers })
   expectStatus('release', released.status, [200], released.body)
+}
+
+/**
+ * Every connection waits in line on one hot key, holds its grant for ~0 ms and releases it:
+ * POST `path(ctx)` + `?query` (with wait) → 201 → DELETE → 200. Counts `granted`, `grants.c<conn>`
+ * (fairness) and `timeout` (a wait that ran out), and samples `handoff`: from a DELETE being sent to
+ * the 201 it hands over, pairing releases with grants first in, first out per load run. `holders`:
+ * how many hold at once (a lock 1, a semaphore of limit n with one permit each n). The first
+ * `holders` grants of a run follow no release, so the line of releases starts with as many
+ * placeholders: then the k-th grant after them pairs with the k-th release, the one that freed its
+ * place (releases run one at a time in Redis and hand over in that order).
+ */
+export function waitingCycle(path: (ctx: FlowContext) => string, query: string, holders = 1): Flow {
+  /** Per load run: when the DELETEs not yet followed by their grant were sent (performance.now()); null: a free place at the start. */
+  const releasesSentAt = new Map<string, (number | null)[]>()
+  return async (ctx) => {
+    const headers = tokenHeaders(ctx)
+    const at = path(ctx)
+    const acquired = await ctx.request('acquire', 'POST', `${at}?${query}`, { headers })
+    if (acquired.status === 409) {
+      // The wait ran out (never expected: a full line turns over in well under its wait).
+      ctx.count('timeout')
+      return
+    }
+    expectStatus('acquire', acquired.status, [201], acquired.body)
+    let pending = releasesSentAt.get(ctx.runId)
+    if (!pending) releasesSentAt.set(ctx.runId, (pending = Array<null>(holders).fill(null)))
+    const sentAt = pending.shift()
+    if (typeof sentAt === 'number') ctx.sample('handoff', performance.now() - sentAt)
+    ctx.count('granted')
+    ctx.count(`grants.c${ctx.conn}`)
+    // Hold ~0 ms: release at once.
+    pending.push(performance.now())
+    const released = await ctx.request('release', 'DELETE', at, { headers })
+    expectStatus('release', released.status, [200], released.body)
+  }
 }

@@ -1,23 +1,25 @@
 /** What the throughput scenarios share: one comparison per connection count, their medians and ratios, targets. */
-import type { BenchContext, Comparison, RunSpec } from './context.js'
+import type { BenchContext, Comparison, RunSpec, Variant } from './context.js'
 import type { HttpServer } from './processes.js'
 import type { TargetCheck } from './scenario.js'
 import { fmtMs, fmtNumber, fmtRatio } from './stats.js'
 
 /**
- * `ctx.compare` of the servers (by name, in this order) at each connection count; `each` gives every
+ * `ctx.compare` of the servers (by name, in this order; a server may come with its own flow) at each
+ * connection count; `each` gives every
  * server's cells and figures: rows are [name, connections, ...cells], figures[`c${connections}`][name].
  */
 export async function compareEach(
   ctx: BenchContext,
-  servers: Readonly<Record<string, HttpServer>>,
+  servers: Readonly<Record<string, HttpServer | Omit<Variant, 'name'>>>,
   spec: Omit<RunSpec, 'connections'> & { connections: readonly number[] },
   each: (cmp: Comparison, name: string, connections: number) => { cells: string[]; figures: unknown },
 ): Promise<{ rows: string[][]; figures: Record<string, Record<string, unknown>>; notes: string[] }> {
   const rows: string[][] = []
   const figures: Record<string, Record<string, unknown>> = {}
   const notes: string[] = []
-  const variants = Object.entries(servers).map(([name, server]) => ({ name, server }))
+  // A server alone, or a server with its own flow.
+  const variants = Object.entries(servers).map(([name, s]) => ('server' in s ? { name, ...s } : { name, server: s }))
   for (const connections of spec.connections) {
     const cmp = await ctx.compare(variants, { ...spec, connections })
     notes.push(...cmp.errorNotes())

@@ -16,9 +16,8 @@
  * "× base" is service ÷ baseline in the same repetition. Hand-off means nothing there (its holds
  * overlap), so it is not shown for it.
  */
-import { performance } from 'node:perf_hooks'
-import { expectStatus, tokenHeaders } from '../lib/flows.js'
-import type { Flow, LoadResult } from '../lib/load.js'
+import { waitingCycle } from '../lib/flows.js'
+import type { LoadResult } from '../lib/load.js'
 import type { Scenario, TargetCheck } from '../lib/scenario.js'
 import { fmtMs, fmtNumber, fmtRatio, median, roundAll } from '../lib/stats.js'
 import { compareEach, target } from '../lib/summary.js'
@@ -31,41 +30,18 @@ const TARGET_HANDOFF_P50_MS = 2
 const TARGET_GRANTS_PER_SEC_16 = 1000
 const TARGET_FAIRNESS = 1.5
 
-/** Per load run: when the latest DELETE was sent (performance.now()), until the next grant consumes it. */
-const lastReleaseSentAt = new Map<string, number | undefined>()
-
-const hotKeyFlow: Flow = async (ctx) => {
-  const headers = tokenHeaders(ctx)
-  const path = `/locks/hot.${ctx.runId}`
-  const acquired = await ctx.request('acquire', 'POST', `${path}?ttl=${TTL}&wait=${WAIT}`, { headers })
-  if (acquired.status === 409) {
-    // The wait ran out (never expected: a full line of 64 turns over in well under 10 s).
-    ctx.count('timeout')
-    return
-  }
-  expectStatus('acquire', acquired.status, [201], acquired.body)
-  const sentAt = lastReleaseSentAt.get(ctx.runId)
-  if (sentAt !== undefined) {
-    ctx.sample('handoff', performance.now() - sentAt)
-    lastReleaseSentAt.set(ctx.runId, undefined)
-  }
-  ctx.count('granted')
-  ctx.count(`grants.c${ctx.conn}`)
-  // Hold ~0 ms: release at once.
-  lastReleaseSentAt.set(ctx.runId, performance.now())
-  const released = await ctx.request('release', 'DELETE', path, { headers })
-  expectStatus('release', released.status, [200], released.body)
-}
+/** The hot-key cycle: every connection waits in line on one lock (the semaphore scenario measures against it too). */
+export const hotKeyFlow = waitingCycle((ctx) => `/locks/hot.${ctx.runId}`, `ttl=${TTL}&wait=${WAIT}`)
 
 /** Grants per connection in one run (a connection with none counts as 0). */
-function perConnection(r: LoadResult): { min: number; max: number; ratio: number } {
+export function perConnection(r: LoadResult): { min: number; max: number; ratio: number } {
   const counts = Array.from({ length: r.connections }, (_, c) => r.counters[`grants.c${c}`] ?? 0)
   const min = Math.min(...counts)
   const max = Math.max(...counts)
   return { min, max, ratio: min > 0 ? max / min : Infinity }
 }
 
-const grantsPerSec = (r: LoadResult) => (r.counters.granted ?? 0) / r.seconds
+export const grantsPerSec = (r: LoadResult) => (r.counters.granted ?? 0) / r.seconds
 
 const scenario: Scenario = {
   id: 'hot-key-wait',
@@ -79,70 +55,66 @@ const scenario: Scenario = {
   async run(ctx) {
     const [baseline, service, quorum] = await Promise.all([ctx.baseline(), ctx.service({ nodes: 1 }), ctx.service({ nodes: 3 })])
     const targets: TargetCheck[] = []
-    try {
-      // A connection still parked when the window ends gets its turn within ~64 hand-offs.
-      const { rows, figures, notes } = await compareEach(ctx, { baseline, service, 'service N=3': quorum }, { connections: CONNECTIONS, flow: hotKeyFlow, drainMs: 3000 }, (cmp, name, connections) => {
-        const isBase = name === 'baseline'
-        const fair = cmp.of(name).map(perConnection)
-        const m = {
-          grantsPerSec: cmp.median(name, grantsPerSec),
-          requestsPerSec: cmp.median(name, (r) => r.requestsPerSec),
-          handoffP50Ms: isBase ? NaN : cmp.median(name, (r) => r.samples.handoff?.p50 ?? NaN),
-          handoffP99Ms: isBase ? NaN : cmp.median(name, (r) => r.samples.handoff?.p99 ?? NaN),
-          acquireP50Ms: cmp.median(name, (r) => r.labels.acquire?.latencyMs.p50 ?? NaN),
-          acquireP99Ms: cmp.median(name, (r) => r.labels.acquire?.latencyMs.p99 ?? NaN),
-          releaseP50Ms: cmp.median(name, (r) => r.labels.release?.latencyMs.p50 ?? NaN),
-          fewestGrants: median(fair.map((f) => f.min)),
-          mostGrants: median(fair.map((f) => f.max)),
-          // Median of the per-repetition max ÷ min (Infinity when some connection got nothing).
-          fairness: median(fair.map((f) => f.ratio), true),
-          timeouts: cmp.of(name).reduce((n, r) => n + (r.counters.timeout ?? 0), 0),
-          serverUsPerGrant: cmp.median(name, (r) => (r.cpu.serverCores * 1e6) / grantsPerSec(r)),
-          redisUsPerGrant: cmp.median(name, (r) => (r.cpu.redisCores * 1e6) / grantsPerSec(r)),
-          errors: cmp.errors(name),
-        }
-        const x = {
-          grantsPerSec: cmp.ratio(name, 'baseline', grantsPerSec),
-          requestsPerSec: cmp.ratio(name, 'baseline', (r) => r.requestsPerSec),
-          // The same grants/s over the baseline's requests/s (two per cycle): half the ratio above.
-          grantsPerSecToBaselineRequestsPerSec: median(cmp.of(name).map((r, i) => grantsPerSec(r) / (cmp.of('baseline')[i] as LoadResult).requestsPerSec)),
-        }
-        const fairness = Number.isFinite(m.fairness) ? m.fairness.toFixed(2) : m.fairness === Infinity ? '∞' : '–'
-        if (name === 'service') {
-          targets.push(target(`hot key: hand-off p50, ${connections} waiting clients`, m.handoffP50Ms, `${fmtMs(m.handoffP50Ms)} ms`, '≤', TARGET_HANDOFF_P50_MS, ' ms'))
-          if (connections === 16) {
-            const shown = `${fmtNumber(m.grantsPerSec)}/s (${fmtRatio(x.grantsPerSec)} base)`
-            targets.push(target('hot key: grants/s on one key, 16 waiting clients', m.grantsPerSec, shown, '≥', TARGET_GRANTS_PER_SEC_16, '/s'))
-          }
-          targets.push(target(`hot key: max ÷ min grants per client, ${connections} waiting clients`, m.fairness, fairness, '≤', TARGET_FAIRNESS))
-        }
-        const cells = [
-          fmtNumber(m.grantsPerSec),
-          fmtRatio(x.grantsPerSec),
-          fmtMs(m.handoffP50Ms),
-          fmtMs(m.handoffP99Ms),
-          fmtMs(m.acquireP50Ms),
-          fmtMs(m.acquireP99Ms),
-          fmtNumber(m.fewestGrants),
-          fmtNumber(m.mostGrants),
-          fairness,
-          String(m.timeouts),
-          fmtNumber(m.serverUsPerGrant),
-        ]
-        return { cells, figures: { median: roundAll(m), ratioToBaseline: roundAll(x), perRepetition: fair, runs: cmp.of(name) } }
-      })
-      return {
-        columns: ['server', 'conns', 'grants/s', '× base', 'hand-off p50 ms', 'hand-off p99 ms', 'acquire p50 ms', 'acquire p99 ms', 'fewest/conn', 'most/conn', 'max ÷ min', 'timeouts', 'server CPU µs/grant'],
-        rows,
-        figures,
-        targets,
-        notes: [
-          ...notes,
-          '"acquire" is the POST with its time in line; per-connection grant counts are medians over the repetitions, max ÷ min is the median of the per-repetition ratios.',
-        ],
+    // A connection still parked when the window ends gets its turn within ~64 hand-offs.
+    const { rows, figures, notes } = await compareEach(ctx, { baseline, service, 'service N=3': quorum }, { connections: CONNECTIONS, flow: hotKeyFlow, drainMs: 3000 }, (cmp, name, connections) => {
+      const isBase = name === 'baseline'
+      const fair = cmp.of(name).map(perConnection)
+      const m = {
+        grantsPerSec: cmp.median(name, grantsPerSec),
+        requestsPerSec: cmp.median(name, (r) => r.requestsPerSec),
+        handoffP50Ms: isBase ? NaN : cmp.median(name, (r) => r.samples.handoff?.p50 ?? NaN),
+        handoffP99Ms: isBase ? NaN : cmp.median(name, (r) => r.samples.handoff?.p99 ?? NaN),
+        acquireP50Ms: cmp.median(name, (r) => r.labels.acquire?.latencyMs.p50 ?? NaN),
+        acquireP99Ms: cmp.median(name, (r) => r.labels.acquire?.latencyMs.p99 ?? NaN),
+        releaseP50Ms: cmp.median(name, (r) => r.labels.release?.latencyMs.p50 ?? NaN),
+        fewestGrants: median(fair.map((f) => f.min)),
+        mostGrants: median(fair.map((f) => f.max)),
+        // Median of the per-repetition max ÷ min (Infinity when some connection got nothing).
+        fairness: median(fair.map((f) => f.ratio), true),
+        timeouts: cmp.of(name).reduce((n, r) => n + (r.counters.timeout ?? 0), 0),
+        serverUsPerGrant: cmp.median(name, (r) => (r.cpu.serverCores * 1e6) / grantsPerSec(r)),
+        redisUsPerGrant: cmp.median(name, (r) => (r.cpu.redisCores * 1e6) / grantsPerSec(r)),
+        errors: cmp.errors(name),
       }
-    } finally {
-      lastReleaseSentAt.clear()
+      const x = {
+        grantsPerSec: cmp.ratio(name, 'baseline', grantsPerSec),
+        requestsPerSec: cmp.ratio(name, 'baseline', (r) => r.requestsPerSec),
+        // The same grants/s over the baseline's requests/s (two per cycle): half the ratio above.
+        grantsPerSecToBaselineRequestsPerSec: median(cmp.of(name).map((r, i) => grantsPerSec(r) / (cmp.of('baseline')[i] as LoadResult).requestsPerSec)),
+      }
+      const fairness = Number.isFinite(m.fairness) ? m.fairness.toFixed(2) : m.fairness === Infinity ? '∞' : '–'
+      if (name === 'service') {
+        targets.push(target(`hot key: hand-off p50, ${connections} waiting clients`, m.handoffP50Ms, `${fmtMs(m.handoffP50Ms)} ms`, '≤', TARGET_HANDOFF_P50_MS, ' ms'))
+        if (connections === 16) {
+          const shown = `${fmtNumber(m.grantsPerSec)}/s (${fmtRatio(x.grantsPerSec)} base)`
+          targets.push(target('hot key: grants/s on one key, 16 waiting clients', m.grantsPerSec, shown, '≥', TARGET_GRANTS_PER_SEC_16, '/s'))
+        }
+        targets.push(target(`hot key: max ÷ min grants per client, ${connections} waiting clients`, m.fairness, fairness, '≤', TARGET_FAIRNESS))
+      }
+      const cells = [
+        fmtNumber(m.grantsPerSec),
+        fmtRatio(x.grantsPerSec),
+        fmtMs(m.handoffP50Ms),
+        fmtMs(m.handoffP99Ms),
+        fmtMs(m.acquireP50Ms),
+        fmtMs(m.acquireP99Ms),
+        fmtNumber(m.fewestGrants),
+        fmtNumber(m.mostGrants),
+        fairness,
+        String(m.timeouts),
+        fmtNumber(m.serverUsPerGrant),
+      ]
+      return { cells, figures: { median: roundAll(m), ratioToBaseline: roundAll(x), perRepetition: fair, runs: cmp.of(name) } }
+    })
+    return {
+      columns: ['server', 'conns', 'grants/s', '× base', 'hand-off p50 ms', 'hand-off p99 ms', 'acquire p50 ms', 'acquire p99 ms', 'fewest/conn', 'most/conn', 'max ÷ min', 'timeouts', 'server CPU µs/grant'],
+      rows,
+      figures,
+      targets,
+      notes: [
+        ...notes,
+        '"acquire" is the POST with its time in line; per-connection grant counts are medians over the repetitions, max ÷ min is the median of the per-repetition ratios.',
+      ],
     }
   },
 }
