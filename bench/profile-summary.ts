@@ -52,7 +52,7 @@ function where(frame: CallFrame): string {
   const url = frame.url.replace(/^file:\/\//, '')
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)
   if (pkg) return pkg[1] as string
-  if (url.startsWith('node:')) return 'node:' + url.slice(5).split('/')[0]
+  if (url.startsWith('node:')) return `node:${url.slice(5).split('/')[0]}`
   const src = /\/(dist|src|bench)\/(.*)$/.exec(url)
   return src ? `${src[1]}/${src[2]}` : url
 }

@@ -119,8 +119,8 @@ async function run(options: Options): Promise<boolean> {
       watch,
       final: { grantable, replicasAlive: alive, settledAfterMs: settledAt === null ? null : settledAt - options.durationMs },
     })
-    process.stdout.write(formatReport(report) + '\n')
-    if (options.json) await writeFile(options.json, JSON.stringify(report, null, 2) + '\n')
+    process.stdout.write(`${formatReport(report)}\n`)
+    if (options.json) await writeFile(options.json, `${JSON.stringify(report, null, 2)}\n`)
     return report.passed
   } finally {
     await cluster.close()

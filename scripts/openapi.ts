@@ -80,7 +80,10 @@ function declareHeaders(operation: Json): void {
 
 /** zod's .int() bounds every integer by ±(2^53 − 1): noise for readers and generators, dropped. */
 function withoutSafeIntegerBounds(node: unknown): void {
-  if (Array.isArray(node)) return node.forEach(withoutSafeIntegerBounds)
+  if (Array.isArray(node)) {
+    node.forEach(withoutSafeIntegerBounds)
+    return
+  }
   if (node === null || typeof node !== 'object') return
   const o = node as Json
   if (o.minimum === Number.MIN_SAFE_INTEGER) delete o.minimum

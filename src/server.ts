@@ -1,9 +1,9 @@
 import { buildApp } from './app.js'
-import { ConfigError, loadConfig } from './config.js'
+import { type Config, ConfigError, loadConfig } from './config.js'
 
 /** config → buildApp → listen; SIGTERM/SIGINT drain in-flight requests, then close Redis. */
 async function main(): Promise<void> {
-  let config
+  let config: Config
   try {
     config = loadConfig()
   } catch (err) {

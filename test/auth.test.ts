@@ -17,7 +17,10 @@ const [billing, reports, ops] = keys as [(typeof keys)[0], (typeof keys)[0], (ty
 async function authApp(t: Test, redisUrl: string, extra: Record<string, string> = {}) {
   const lines: string[] = []
   const config = loadConfig({ REDIS_URLS: redisUrl, AUTH_FILE: writeAuthFile(keys), LOG_LEVEL: 'info', ...extra })
-  const app = await buildApp(config, { logStream: new Writable({ write: (c: Buffer, _e, done) => (lines.push(c.toString()), done()) }) })
+  const app = await buildApp(config, { logStream: new Writable({ write: (c: Buffer, _e, done) => {
+    lines.push(c.toString())
+    done()
+  } }) })
   t.teardown(() => app.close())
   return { app, logText: () => lines.join('') }
 }
@@ -109,7 +112,10 @@ t.test('open routes stay open; /metrics can be protected; admin routes need an a
 t.test('without AUTH_FILE the service is open and says so; a bad AUTH_FILE stops the start', async (t) => {
   const redis = await startRedis({ t })
   const lines: string[] = []
-  const app = await buildApp(loadConfig({ REDIS_URLS: redis.url }), { logStream: new Writable({ write: (c: Buffer, _e, done) => (lines.push(c.toString()), done()) }) })
+  const app = await buildApp(loadConfig({ REDIS_URLS: redis.url }), { logStream: new Writable({ write: (c: Buffer, _e, done) => {
+    lines.push(c.toString())
+    done()
+  } }) })
   t.teardown(() => app.close())
   t.match(lines.join(''), /"level":40.*AUTH_FILE is not set/, 'a warning at start')
   t.equal((await app.inject({ method: 'GET', url: '/locks' })).statusCode, 200, 'admin routes are open too')

@@ -232,6 +232,7 @@ function ignoredBy(file: string, patterns: string[]): boolean {
   for (const raw of patterns) {
     const negate = raw.startsWith('!')
     const pattern = (negate ? raw.slice(1) : raw).replace(/^\/|\/$/g, '')
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL marks '**' while '*' is rewritten
     const re = new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*\*/g, '\u0000').replace(/\*/g, '[^/]*').replace(/\u0000/g, '.*').replace(/\?/g, '[^/]')}(/.*)?$`)
     if (re.test(file)) ignored = !negate
   }

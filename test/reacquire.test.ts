@@ -84,7 +84,9 @@ for (const n of [1, 3]) {
       readers.map((r, i) => [r.fence, i === 0 ? 2 : 1]),
       'each read hold by fence, with its count',
     )
-    holds.forEach((h, i) => t.ok(h.remainingMs > (i + 1) * 60_000 - 5_000 && h.remainingMs <= (i + 1) * 60_000, `hold ${i}: ${h.remainingMs} ms left`))
+    holds.forEach((h, i) => {
+      t.ok(h.remainingMs > (i + 1) * 60_000 - 5_000 && h.remainingMs <= (i + 1) * 60_000, `hold ${i}: ${h.remainingMs} ms left`)
+    })
 
     const listed = (await app.inject({ method: 'GET', url: '/rwlocks?prefix=shelf' })).json()
     t.same(listed.items[0].readerHolds, holds.map((h) => ({ ...h, remainingMs: listed.items[0].readerHolds[holds.indexOf(h)].remainingMs })), 'the listing shows them too')

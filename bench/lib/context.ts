@@ -140,7 +140,10 @@ export class BenchContext {
 
   private memo(name: string, start: () => Promise<HttpServer>): Promise<HttpServer> {
     let server = this.shared.get(name)
-    if (!server) this.shared.set(name, (server = start().then((s) => this.prime(s))))
+    if (!server) {
+      server = start().then((s) => this.prime(s))
+      this.shared.set(name, server)
+    }
     return server
   }
 

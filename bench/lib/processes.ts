@@ -227,7 +227,9 @@ export interface HttpServer {
 export async function lowestRss(servers: readonly HttpServer[], forMs: number): Promise<number[]> {
   const lowest = servers.map(() => Infinity)
   for (let t = 0; ; t += 1000) {
-    servers.forEach((s, i) => (lowest[i] = Math.min(lowest[i] as number, s.proc.memory().rssMb)))
+    servers.forEach((s, i) => {
+      lowest[i] = Math.min(lowest[i] as number, s.proc.memory().rssMb)
+    })
     if (t >= forMs) return lowest
     await sleep(1000)
   }

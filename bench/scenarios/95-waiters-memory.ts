@@ -118,7 +118,11 @@ async function park(
   })
   let parked = 0
   const deadline = performance.now() + 30_000
-  while ((parked = await inLine()) + answeredNow() < count && performance.now() < deadline) await sleep(100)
+  for (;;) {
+    parked = await inLine()
+    if (parked + answeredNow() >= count || performance.now() >= deadline) break
+    await sleep(100)
+  }
   return { sent, parked }
 }
 

@@ -3,7 +3,7 @@ import { constants } from 'node:os'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Options } from './args.js'
-import { AbortedError, errorOf, failure, isGrant, LockServiceClient, type Grant, type Reply } from './client.js'
+import { AbortedError, errorOf, failure, isGrant, type LockServiceClient, type Grant, type Reply } from './client.js'
 import { call, describeHold, holdPath, REQUEST_TIMEOUT_MS, requestGrant } from './commands.js'
 import { CliError, EXIT } from './exit.js'
 
@@ -196,7 +196,10 @@ class Signals {
   }
 
   readonly #onSignal = (signal: NodeJS.Signals): void => {
-    if (this.child) return this.toGroup(signal)
+    if (this.child) {
+      this.toGroup(signal)
+      return
+    }
     this.first ??= signal
     this.#interrupted.abort()
   }

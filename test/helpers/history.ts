@@ -119,7 +119,7 @@ export class History {
     if (violations.length > 0) {
       const shown = violations.slice(0, MAX_REPORTED).map((v) => `  - [${v.kind}] ${v.message}`)
       const more = violations.length > MAX_REPORTED ? [`  ... and ${violations.length - MAX_REPORTED} more`] : []
-      message += '\n' + [...shown, ...more].join('\n')
+      message += `\n${[...shown, ...more].join('\n')}`
     }
     t.ok(violations.length === 0, message)
   }
