@@ -161,7 +161,16 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
     const releaseSentAt = behaviour === 'abandon' ? end : performance.now()
     // Times relative to the workload's start, as the fault times in the report are.
     const rel = (t: number) => t - o.startedAt
-    o.history.record({ key: spec.key, namespace: spec.namespace, mode: spec.mode, client: story, fence, start: rel(g.doneAt), end: rel(Math.min(releaseSentAt, end)), requestStartedAt: rel(g.sentAt) })
+    o.history.record({
+      key: spec.key,
+      namespace: spec.namespace,
+      mode: spec.mode,
+      client: story,
+      fence,
+      start: rel(g.doneAt),
+      end: rel(Math.min(releaseSentAt, end)),
+      requestStartedAt: rel(g.sentAt),
+    })
     if (behaviour !== 'abandon') await call(rng, 'release', 'DELETE', spec.path, token)
   }
 
@@ -223,7 +232,16 @@ export async function probeGrantable(o: {
     const res = await request(url, 'POST', `${spec.path}?ttl=1000`, { token, timeoutMs })
     if (res.status !== 201) return `${res.status} ${String(res.body.error ?? '')}`.trim()
     const doneAt = performance.now() - o.startedAt
-    o.history.record({ key: spec.key, namespace: spec.namespace, mode: spec.mode, client: `probe via r${r}`, fence: res.body.fence as number, start: doneAt, end: doneAt, requestStartedAt: sentAt - o.startedAt })
+    o.history.record({
+      key: spec.key,
+      namespace: spec.namespace,
+      mode: spec.mode,
+      client: `probe via r${r}`,
+      fence: res.body.fence as number,
+      start: doneAt,
+      end: doneAt,
+      requestStartedAt: sentAt - o.startedAt,
+    })
     await request(url, 'DELETE', spec.path, { token, timeoutMs })
     return '201'
   }

@@ -78,17 +78,20 @@ export const fail = {
   /** Nothing held where the caller expected a hold. */
   notFound: (key: string, message: string) => new ServiceError('lock_not_found', message, { key }),
   notOwner: (key: string) => new ServiceError('not_owner', `lock "${key}" is held under another token`, { key }),
-  held: (key: string, retryAfterMs: number) => new ServiceError('lock_held', `lock "${key}" is held by another owner`, { key, retryAfterMs }, retryAfterMs),
+  held: (key: string, retryAfterMs: number) =>
+    new ServiceError('lock_held', `lock "${key}" is held by another owner`, { key, retryAfterMs }, retryAfterMs),
   upgradeNotSupported: (key: string) =>
     new ServiceError(
       'upgrade_not_supported',
       `this token holds a read hold on "${key}": release the read hold first, then ask for the write hold`,
       { key },
     ),
-  tooManyWaiters: (message: string, details: Record<string, unknown> = {}) => new ServiceError('too_many_waiters', message, details, RETRY_AFTER_MS.busy),
+  tooManyWaiters: (message: string, details: Record<string, unknown> = {}) =>
+    new ServiceError('too_many_waiters', message, details, RETRY_AFTER_MS.busy),
   tooManyReaders: (key: string, max: number) =>
     new ServiceError('too_many_readers', `lock "${key}" already has the most readers allowed (${max}, MAX_READERS)`, { key }),
-  backendUnavailable: (message: string, details: Record<string, unknown>) => new ServiceError('backend_unavailable', message, details, RETRY_AFTER_MS.backend),
+  backendUnavailable: (message: string, details: Record<string, unknown>) =>
+    new ServiceError('backend_unavailable', message, details, RETRY_AFTER_MS.backend),
   shuttingDown: () => new ServiceError('shutting_down', 'this replica is shutting down; retry on another', {}, RETRY_AFTER_MS.shuttingDown),
   /** The answer nobody reads: the client of a waiting acquire hung up. */
   clientGone: () => new ServiceError('client_gone', 'the client went away before its answer'),

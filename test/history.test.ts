@@ -43,8 +43,7 @@ t.test('a hold nested inside another is caught', async (t) => {
 })
 
 t.test('read/write conflicts', async (t) => {
-  const rw = (mode: HoldMode, fence: number, start: number, end: number): Hold =>
-    hold({ namespace: 'rwlocks', mode, fence, start, end })
+  const rw = (mode: HoldMode, fence: number, start: number, end: number): Hold => hold({ namespace: 'rwlocks', mode, fence, start, end })
   t.same(check(rw('read', 1, 0, 10), rw('read', 2, 5, 15), rw('read', 3, 6, 7)), [], 'reads may overlap')
   t.same(kinds(check(rw('read', 1, 0, 10), rw('write', 2, 5, 15))), ['overlap'], 'read then overlapping write')
   t.same(kinds(check(rw('write', 1, 0, 10), rw('read', 2, 5, 15))), ['overlap'], 'write then overlapping read')
@@ -60,7 +59,10 @@ t.test('read/write conflicts', async (t) => {
 t.test('different keys and namespaces never conflict', async (t) => {
   t.same(check(hold({ key: 'a', fence: 1, start: 0, end: 10 }), hold({ key: 'b', fence: 1, start: 5, end: 15 })), [])
   t.same(
-    check(hold({ namespace: 'locks', fence: 1, start: 0, end: 10 }), hold({ namespace: 'rwlocks', mode: 'write', fence: 1, start: 5, end: 15 })),
+    check(
+      hold({ namespace: 'locks', fence: 1, start: 0, end: 10 }),
+      hold({ namespace: 'rwlocks', mode: 'write', fence: 1, start: 5, end: 15 }),
+    ),
     [],
   )
   t.same(
@@ -81,8 +83,7 @@ t.test('fence order', async (t) => {
     'every hold after the high fence is reported',
   )
 
-  const rw = (mode: HoldMode, fence: number, start: number, end: number): Hold =>
-    hold({ namespace: 'rwlocks', mode, fence, start, end })
+  const rw = (mode: HoldMode, fence: number, start: number, end: number): Hold => hold({ namespace: 'rwlocks', mode, fence, start, end })
   t.same(kinds(check(rw('write', 5, 0, 10), rw('read', 4, 20, 30))), ['fence_order'], 'write then read')
   t.same(kinds(check(rw('read', 5, 0, 10), rw('write', 4, 20, 30))), ['fence_order'], 'read then write')
   t.same(
@@ -91,12 +92,7 @@ t.test('fence order', async (t) => {
     'read then read is not judged by interval alone: a delayed grant response can legitimately look like this',
   )
   t.same(
-    kinds(
-      check(
-        { ...rw('read', 5, 0, 10), requestStartedAt: -1 },
-        { ...rw('read', 4, 20, 30), requestStartedAt: 15 },
-      ),
-    ),
+    kinds(check({ ...rw('read', 5, 0, 10), requestStartedAt: -1 }, { ...rw('read', 4, 20, 30), requestStartedAt: 15 })),
     ['fence_order'],
     'read then read is caught once the later request was sent after the earlier grant arrived',
   )
@@ -241,17 +237,29 @@ t.test(`randomized: 5,000 sequential holds, then one perturbation (seed ${SEED})
     const overlap = perturbed(i, (x, y) => {
       x.end = (y.start + y.end) / 2
     })
-    t.same(overlap.map((v) => [v.kind, v.a.client, v.b?.client]), [['overlap', a.client, b.client]], `overlap at ${i}`)
+    t.same(
+      overlap.map((v) => [v.kind, v.a.client, v.b?.client]),
+      [['overlap', a.client, b.client]],
+      `overlap at ${i}`,
+    )
 
     const swapped = perturbed(i, (x, y) => {
       ;[x.fence, y.fence] = [y.fence, x.fence]
     })
-    t.same(swapped.map((v) => [v.kind, v.a.client, v.b?.client]), [['fence_order', a.client, b.client]], `fence swap at ${i}`)
+    t.same(
+      swapped.map((v) => [v.kind, v.a.client, v.b?.client]),
+      [['fence_order', a.client, b.client]],
+      `fence swap at ${i}`,
+    )
 
     const duplicate = perturbed(i, (x, y) => {
       y.fence = x.fence
     })
-    t.same(duplicate.map((v) => [v.kind, v.a.client, v.b?.client]), [['duplicate_fence', a.client, b.client]], `duplicate at ${i}`)
+    t.same(
+      duplicate.map((v) => [v.kind, v.a.client, v.b?.client]),
+      [['duplicate_fence', a.client, b.client]],
+      `duplicate at ${i}`,
+    )
   }
 })
 

@@ -175,7 +175,9 @@ function killQuietly(pid: number | undefined, signal: NodeJS.Signals): void {
 
 /** `read` returns at EOF, i.e. when this process is gone however it died; then it kills the server. */
 function startWatchdog(pid: number): ChildProcess {
-  const watchdog = spawn('sh', ['-c', 'read _; kill -9 "$1" 2>/dev/null', 'bench-watchdog', String(pid)], { stdio: ['pipe', 'ignore', 'ignore'] })
+  const watchdog = spawn('sh', ['-c', 'read _; kill -9 "$1" 2>/dev/null', 'bench-watchdog', String(pid)], {
+    stdio: ['pipe', 'ignore', 'ignore'],
+  })
   watchdog.on('error', () => {})
   watchdog.unref()
   ;(watchdog.stdin as unknown as { unref?: () => void } | null)?.unref?.()

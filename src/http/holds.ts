@@ -5,7 +5,16 @@ import type { Config } from '../config.js'
 import type { LockEngine } from '../locks/engine.js'
 import type { Observed } from '../locks/observe.js'
 import { ClientGone, type Grant, type LockMode } from '../locks/types.js'
-import { acquireSchemas, errorResponses, grantSchema, keyParams, releaseResultSchema, releaseSchemas, renewSchemas, tokenHeaders } from './schemas.js'
+import {
+  acquireSchemas,
+  errorResponses,
+  grantSchema,
+  keyParams,
+  releaseResultSchema,
+  releaseSchemas,
+  renewSchemas,
+  tokenHeaders,
+} from './schemas.js'
 import { newToken, oneOf, requireToken } from './tokens.js'
 import { authorizeAdmin, authorizeKey } from './auth.js'
 import { fail } from '../errors.js'
@@ -36,7 +45,13 @@ function grantBody(grant: Grant) {
  * `/locks/:key` (exclusive), `/rwlocks/:key/read`, `/rwlocks/:key/write`. Same bodies, query
  * parameters, token rules and status codes for all three.
  */
-export function registerHoldRoutes(fastify: FastifyInstance, { config, engine, observed }: HoldRoutesOptions, path: string, mode: LockMode, tag: string): void {
+export function registerHoldRoutes(
+  fastify: FastifyInstance,
+  { config, engine, observed }: HoldRoutesOptions,
+  path: string,
+  mode: LockMode,
+  tag: string,
+): void {
   const app = fastify.withTypeProvider<ZodTypeProvider>()
   const acquire = acquireSchemas(config)
   const renew = renewSchemas(config)
@@ -66,7 +81,16 @@ export function registerHoldRoutes(fastify: FastifyInstance, { config, engine, o
       const token = oneOf('token', request.headers['lock-token'], body.token) ?? newToken()
       const waitMs = oneOf('wait', request.query.wait, body.waitMs) ?? 0
       const grant = await observed.acquire(mode, () =>
-        engine.acquire({ mode, key: request.params.key, token, ttlMs: askedTtl ?? config.defaultTtlMs, keepTtl: askedTtl === undefined, reentrant: body.reentrant ?? false, waitMs, clientGone: waitMs > 0 ? clientGone(reply.raw) : undefined }),
+        engine.acquire({
+          mode,
+          key: request.params.key,
+          token,
+          ttlMs: askedTtl ?? config.defaultTtlMs,
+          keepTtl: askedTtl === undefined,
+          reentrant: body.reentrant ?? false,
+          waitMs,
+          clientGone: waitMs > 0 ? clientGone(reply.raw) : undefined,
+        }),
       )
       return reply.code(grant.regranted ? 200 : 201).send(grantBody(grant))
     },
@@ -102,7 +126,10 @@ export function registerHoldRoutes(fastify: FastifyInstance, { config, engine, o
       querystring: releaseSchemas.querystring,
       headers: tokenHeaders,
       body: releaseSchemas.body,
-      response: { 200: releaseResultSchema.describe('Released, or one reentrant hold dropped'), ...errorResponses([400, 401, 403, 404, 409, 413, 415, 503]) },
+      response: {
+        200: releaseResultSchema.describe('Released, or one reentrant hold dropped'),
+        ...errorResponses([400, 401, 403, 404, 409, 413, 415, 503]),
+      },
     },
     handler: async (request) => {
       const key = request.params.key
@@ -110,7 +137,9 @@ export function registerHoldRoutes(fastify: FastifyInstance, { config, engine, o
       const { force, fence } = request.query
       if (force) {
         if (mode === 'read' && fence === undefined) {
-          throw fail.invalid('force-releasing a read hold needs the fence of that hold: ?force=true&fence=N', [{ path: 'querystring.fence', message: 'required with force' }])
+          throw fail.invalid('force-releasing a read hold needs the fence of that hold: ?force=true&fence=N', [
+            { path: 'querystring.fence', message: 'required with force' },
+          ])
         }
         authorizeAdmin(request, 'force-release', { key, mode, fence })
         return observed.release(mode, () => engine.forceRelease(mode, key, fence))

@@ -21,10 +21,7 @@ export const lockKeySchema = z
   .regex(lockKeyRule.pattern, `lock keys are ${lockKeyRule.text}`)
   .describe(`Lock key: ${lockKeyRule.text}`)
 
-export const tokenSchema = z
-  .string()
-  .regex(tokenRule.pattern, `tokens are ${tokenRule.text}`)
-  .describe(`Owner token: ${tokenRule.text}`)
+export const tokenSchema = z.string().regex(tokenRule.pattern, `tokens are ${tokenRule.text}`).describe(`Owner token: ${tokenRule.text}`)
 
 const durationQuery = (name: string, min: number, max: number, maxName: string) =>
   z
@@ -70,7 +67,9 @@ export function acquireSchemas(limits: Limits) {
     querystring: z.strictObject({
       ttl: ttlQuery(limits)
         .optional()
-        .describe('Lease length (as ttlMs): 1500, 1500ms, 1.5s, 2m, 1h. Default: DEFAULT_TTL_MS for a new hold; a re-acquire by the holder keeps its latest TTL'),
+        .describe(
+          'Lease length (as ttlMs): 1500, 1500ms, 1.5s, 2m, 1h. Default: DEFAULT_TTL_MS for a new hold; a re-acquire by the holder keeps its latest TTL',
+        ),
       wait: waitQuery(limits).optional(),
     }),
     body: optionalBody(
@@ -109,15 +108,15 @@ export function renewSchemas(limits: Limits) {
   }
 }
 
-const flag = z
-  .enum(['true', 'false'], { error: 'must be true or false' })
-  .transform((v) => v === 'true')
+const flag = z.enum(['true', 'false'], { error: 'must be true or false' }).transform((v) => v === 'true')
 
 export const releaseSchemas = {
   querystring: z.strictObject({
     token: tokenSchema.optional(),
     force: flag.optional().describe('Admin: drop the hold whoever holds it (no token needed)'),
-    fence: wholeNumber('fence', 1, Number.MAX_SAFE_INTEGER).optional().describe('With force on a read hold: the fence of the read hold to drop'),
+    fence: wholeNumber('fence', 1, Number.MAX_SAFE_INTEGER)
+      .optional()
+      .describe('With force on a read hold: the fence of the read hold to drop'),
   }),
   body: optionalBody(z.strictObject({ token: tokenSchema.optional() })),
 }
@@ -155,21 +154,19 @@ export const rwInspectQuery = z.strictObject({
 })
 
 export const listQuery = z.strictObject({
-  prefix: z
-    .string()
-    .regex(keyPrefixRule.pattern, `prefix: ${keyPrefixRule.text}`)
+  prefix: z.string().regex(keyPrefixRule.pattern, `prefix: ${keyPrefixRule.text}`).optional().describe('Only keys that start with this'),
+  limit: wholeNumber('limit', 1, 1000)
     .optional()
-    .describe('Only keys that start with this'),
-  limit: wholeNumber('limit', 1, 1000).optional().describe('Stop scanning once this many are found (default 100; a page may hold a few more)'),
-  cursor: z.string().regex(/^\d{1,2}\.\d{1,20}$/, 'cursor must be a cursor from a previous page').optional(),
+    .describe('Stop scanning once this many are found (default 100; a page may hold a few more)'),
+  cursor: z
+    .string()
+    .regex(/^\d{1,2}\.\d{1,20}$/, 'cursor must be a cursor from a previous page')
+    .optional(),
 })
 
 export const rwLockStateSchema = z.object({
   key: z.string(),
-  writer: z
-    .object({ fence: z.number().int(), remainingMs: z.number().int() })
-    .nullable()
-    .describe('The write hold, or null'),
+  writer: z.object({ fence: z.number().int(), remainingMs: z.number().int() }).nullable().describe('The write hold, or null'),
   readers: z.number().int().describe('Live read holds'),
   readerHolds: z
     .array(
@@ -216,7 +213,9 @@ export const nodeStatusSchema = z.object({
     .describe("How the node's clock compares with this replica's monotonic clock (sampled every second)"),
   lastError: z
     .object({
-      reason: z.enum(nodeFailureReasons).describe('auth (NOAUTH, WRONGPASS, NOPERM), refused, timeout, not_redis (the port speaks another protocol), replica, tls, other'),
+      reason: z
+        .enum(nodeFailureReasons)
+        .describe('auth (NOAUTH, WRONGPASS, NOPERM), refused, timeout, not_redis (the port speaks another protocol), replica, tls, other'),
       message: z.string().describe('What failed, in one sentence (never a password)'),
       at: z.string().describe('ISO 8601 time of the failure'),
     })

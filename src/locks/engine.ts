@@ -5,7 +5,16 @@ import type { Config } from '../config.js'
 import type { Quorum, Tally } from '../redis/quorum.js'
 import { Acquired, Refused, Released, Renewed } from '../redis/scripts.js'
 import { lockKeys, type LockKeys, type Namespace } from './keys.js'
-import { storageOf, type AcquireRequest, type Grant, type LockMode, type LockState, type Release, type ReleaseRequest, type RenewRequest } from './types.js'
+import {
+  storageOf,
+  type AcquireRequest,
+  type Grant,
+  type LockMode,
+  type LockState,
+  type Release,
+  type ReleaseRequest,
+  type RenewRequest,
+} from './types.js'
 import { validityMs } from './validity.js'
 import { fenceHint } from './fence-hint.js'
 import { listLocks, type LockPage } from './listing.js'
@@ -13,7 +22,21 @@ import { readerHolds } from './readers.js'
 import type { HandOffVote, WaitRoom, Waiter } from './waiting.js'
 import type { Metrics } from '../metrics.js'
 import type { RedisNode } from '../redis/node.js'
-import { anyReplies, backendUnavailable, consensus, countedAnswers, countWhere, heldReplies, notHeld, refusal, replies, settledByMajority, settledForAttempt, yesVotes, type Reply } from './votes.js'
+import {
+  anyReplies,
+  backendUnavailable,
+  consensus,
+  countedAnswers,
+  countWhere,
+  heldReplies,
+  notHeld,
+  refusal,
+  replies,
+  settledByMajority,
+  settledForAttempt,
+  yesVotes,
+  type Reply,
+} from './votes.js'
 
 /** A grant and the nodes that voted for it; `attempt`: the attempt id, when an attempt made it. */
 interface Won {
@@ -21,9 +44,9 @@ interface Won {
   votedYes: Set<RedisNode>
   attempt?: string
 }
-type Attempt = ({ granted: true; hold: 'read' | 'write'; attempt: string } & Won) | { granted: false; error: ServiceError; retry: boolean; wakeInMs: number; split: boolean }
-
-
+type Attempt =
+  | ({ granted: true; hold: 'read' | 'write'; attempt: string } & Won)
+  | { granted: false; error: ServiceError; retry: boolean; wakeInMs: number; split: boolean }
 
 /**
  * The lock engine: exclusive locks and read/write holds on a quorum of Redis masters (one node is
@@ -113,7 +136,10 @@ export class LockEngine {
       if (result === 'granted' && won) {
         // The granting scripts took the waiter out of line on the nodes that granted.
         const granted = won.votedYes
-        this.room.leave(waiter, this.quorum.nodes.filter((n) => !granted.has(n)))
+        this.room.leave(
+          waiter,
+          this.quorum.nodes.filter((n) => !granted.has(n)),
+        )
       } else {
         if (won?.attempt) this.rollback(waiter.keys, hold, req.token, won.attempt)
         this.room.leave(waiter, undefined, { hold, token: req.token })
@@ -154,29 +180,42 @@ export class LockEngine {
     const attempt = nextAttemptId()
     // A waiter carries its lock's keys: computed once per request.
     const { keys, hold } = waiter ? { keys: waiter.keys, hold: storageOf(req.mode).hold } : this.keys(req.mode, req.key)
-    const args = [hold, req.token, req.ttlMs, req.reentrant ? 1 : 0, attempt, waiter?.id ?? '', waiter?.place ?? '', fenceHint(), req.keepTtl ? 1 : 0]
+    const args = [
+      hold,
+      req.token,
+      req.ttlMs,
+      req.reentrant ? 1 : 0,
+      attempt,
+      waiter?.id ?? '',
+      waiter?.place ?? '',
+      fenceHint(),
+      req.keepTtl ? 1 : 0,
+    ]
     // A waiter notes each node's answer as it comes (also after the vote settled): what dates the
     // hand-offs it may be pushed next.
     const asked = waiter?.asking(started)
-    const tally = await this.quorum.ask(
-      (node) => {
-        const call = node.run('acquire', keys.all, args) as Promise<Reply>
-        if (asked === undefined) return call
-        return call.then(
-          (reply) => {
-            asked.answered(node.index, reply[0] === Refused.HELD ? reply[3] : undefined)
-            return reply
-          },
-          (err: unknown) => {
-            asked.answered(node.index, undefined)
-            throw err
-          },
-        )
-      },
-      settledForAttempt,
-    )
+    const tally = await this.quorum.ask((node) => {
+      const call = node.run('acquire', keys.all, args) as Promise<Reply>
+      if (asked === undefined) return call
+      return call.then(
+        (reply) => {
+          asked.answered(node.index, reply[0] === Refused.HELD ? reply[3] : undefined)
+          return reply
+        },
+        (err: unknown) => {
+          asked.answered(node.index, undefined)
+          throw err
+        },
+      )
+    }, settledForAttempt)
     const yes = yesVotes(tally)
-    const refused = (error: ServiceError, retry = false, wakeInMs = 0, split = false): Attempt => ({ granted: false, error, retry, wakeInMs, split })
+    const refused = (error: ServiceError, retry = false, wakeInMs = 0, split = false): Attempt => ({
+      granted: false,
+      error,
+      retry,
+      wakeInMs,
+      split,
+    })
 
     if (yes.length < tally.majority) {
       this.rollback(keys, hold, req.token, attempt, tally)
@@ -250,10 +289,7 @@ export class LockEngine {
     const { keys, hold } = this.keys(req.mode, req.key)
     // The fence hint, for the hand-off to the next waiter: one value for every node, so they agree.
     const args = [hold, req.token, fenceHint()]
-    const tally = await this.quorum.ask(
-      (node) => node.run('release', keys.all, args) as Promise<Reply>,
-      settledByMajority,
-    )
+    const tally = await this.quorum.ask((node) => node.run('release', keys.all, args) as Promise<Reply>, settledByMajority)
     // Release reads every answer, voting or not: removing a hold is safe whoever reports it.
     const all = anyReplies(tally)
     const done = all.filter((r) => (r[0] ?? 0) > 0)
@@ -280,7 +316,13 @@ export class LockEngine {
 
   /** A page of held locks whose key starts with `prefix` (see listing.ts). */
   list(namespace: Namespace, prefix: string, limit: number, cursor: string | undefined): Promise<LockPage> {
-    return listLocks({ quorum: this.quorum, keyPrefix: this.config.keyPrefix, inspect: (key) => this.inspect(namespace, key, namespace === 'rw') }, namespace, prefix, limit, cursor)
+    return listLocks(
+      { quorum: this.quorum, keyPrefix: this.config.keyPrefix, inspect: (key) => this.inspect(namespace, key, namespace === 'rw') },
+      namespace,
+      prefix,
+      limit,
+      cursor,
+    )
   }
 
   /** The state a majority agrees on. A hold counts while a majority of its copies is live. */
@@ -341,7 +383,6 @@ export class LockEngine {
     }
     return undefined
   }
-
 }
 
 /** Rounds a fence commit may take when concurrent shared holds keep taking the fence it tries. */

@@ -79,7 +79,12 @@ export function settledByMajority(t: Tally<Reply>): boolean {
 }
 
 /** Why an acquire was not granted: a refused mode or limit, a conflicting hold (or split vote), or no majority. */
-export function refusal(quorum: Quorum, tally: Tally<Reply>, key: string, limits: { maxWaiters: number; maxReaders: number }): ServiceError {
+export function refusal(
+  quorum: Quorum,
+  tally: Tally<Reply>,
+  key: string,
+  limits: { maxWaiters: number; maxReaders: number },
+): ServiceError {
   if (countWhere(tally, is(Refused.UPGRADE)) >= tally.majority) return fail.upgradeNotSupported(key)
   if (countWhere(tally, is(Refused.TOO_MANY_WAITERS)) >= tally.majority) {
     return fail.tooManyWaiters(`lock "${key}" already has the most waiters allowed (${limits.maxWaiters}, MAX_WAITERS)`, { key })

@@ -190,8 +190,7 @@ function checkOverlaps(group: StoredHold[], out: Violation[]): void {
         a,
         b,
         message:
-          `overlap on ${where(b)}: ${describe(a)} and ${describe(b)} ` +
-          `both held it for ${ms(Math.min(a.end, b.end) - b.start)} ms`,
+          `overlap on ${where(b)}: ${describe(a)} and ${describe(b)} ` + `both held it for ${ms(Math.min(a.end, b.end) - b.start)} ms`,
       })
     }
     if (!furthestAny || b.end > furthestAny.end) furthestAny = b
