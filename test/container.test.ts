@@ -254,13 +254,14 @@ function ignoredBy(file: string, patterns: string[]): boolean {
   for (const raw of patterns) {
     const negate = raw.startsWith('!')
     const pattern = (negate ? raw.slice(1) : raw).replace(/^\/|\/$/g, '')
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL marks '**' while '*' is rewritten
+    // NUL marks '**' while '*' is rewritten.
+    const DOUBLE_STAR = String.fromCharCode(0)
     const re = new RegExp(
       `^${pattern
         .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-        .replace(/\*\*/g, '\u0000')
+        .replaceAll('**', DOUBLE_STAR)
         .replace(/\*/g, '[^/]*')
-        .replace(/\u0000/g, '.*')
+        .replaceAll(DOUBLE_STAR, '.*')
         .replace(/\?/g, '[^/]')}(/.*)?$`,
     )
     if (re.test(file)) ignored = !negate
