@@ -1,8 +1,9 @@
+import type { GrantBody, HoldMode, ReleaseBody } from '../contract/wire.js'
 import type { Namespace } from './keys.js'
 import type { ReaderHold } from './readers.js'
 
 /** `exclusive`: /locks; `read` / `write`: /rwlocks. */
-export type LockMode = 'exclusive' | 'read' | 'write'
+export type LockMode = HoldMode
 
 /** An exclusive lock is a lock that only ever has a writer, in a namespace of its own. */
 export function storageOf(mode: LockMode): { namespace: Namespace; hold: 'read' | 'write' } {
@@ -58,25 +59,13 @@ export interface ReleaseRequest {
   token: string
 }
 
-/** A hold the service granted (or re-granted, or renewed). */
-export interface Grant {
-  key: string
-  mode: LockMode
-  token: string
-  fence: number
-  ttlMs: number
-  validityMs: number
-  expiresAt: string
-  holdCount: number
+/** A hold the service granted (or re-granted, or renewed): the wire shape, and how it came about. */
+export interface Grant extends GrantBody {
   /** true when the token already held the lock (HTTP 200 instead of 201) */
   regranted: boolean
 }
 
-export interface Release {
-  key: string
-  released: boolean
-  holdCount: number
-}
+export type Release = ReleaseBody
 
 /** What a majority of nodes says about one lock; never a token. */
 export interface LockState {
