@@ -6,6 +6,4 @@ cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh
 # Type errors fail the run too (tap runs the TypeScript without checking types).
 node_modules/.bin/tsc --noEmit -p .
-# Formatting and lint (Biome: npm run format fixes the formatting).
-node_modules/.bin/biome ci .
 exec node_modules/.bin/tap "$@"

@@ -145,7 +145,6 @@ t.test('the Grafana dashboard: well-formed, every query valid PromQL', async (t)
   for (const panel of dashboard.panels) {
     t.ok(panel.gridPos && panel.gridPos.x + panel.gridPos.w <= 24, `${panel.title}: placed within the 24-column grid`)
     if (panel.type === 'row') continue
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: Grafana's own variable syntax, not a template
     t.equal(panel.datasource?.uid, '${datasource}', `${panel.title}: uses the data source variable`)
     t.ok((panel.targets ?? []).length > 0, `${panel.title}: has queries`)
     t.equal(new Set(panel.targets?.map((x) => x.refId)).size, panel.targets?.length, `${panel.title}: distinct refIds`)

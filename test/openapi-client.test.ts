@@ -95,7 +95,7 @@ t.test('a client generated from openapi.yaml type-checks and runs acquire → in
   await app.listen({ port: 0, host: '127.0.0.1' })
   const baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
   const { flow } = (await import(pathToFileURL(path.join(dir, 'client.js')).href)) as {
-    // biome-ignore lint/suspicious/noExplicitAny: the generated client's answers, checked field by field below
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the generated client's answers, checked field by field below
     flow: (baseUrl: string, key: string) => Promise<Record<string, any>>
   }
   const r = await flow(baseUrl, 'generated:client')

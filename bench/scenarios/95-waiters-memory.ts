@@ -122,7 +122,7 @@ async function park(
   const sent = await openEach(server, count, conns, send, async (opened) => {
     while (opened - (await inLine()) - answeredNow() > IN_FLIGHT) await sleep(20)
   })
-  let parked = 0
+  let parked: number
   const deadline = performance.now() + 30_000
   for (;;) {
     parked = await inLine()

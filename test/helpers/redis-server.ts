@@ -213,7 +213,7 @@ function unrefStream(stream: unknown): void {
 async function waitReady(port: number, inst: Instance): Promise<void> {
   const pid = inst.child.pid
   const deadline = Date.now() + READY_TIMEOUT_MS
-  let lastError = 'no answer yet'
+  let lastError: string
   while (!inst.dead) {
     try {
       const info = await probe(port, 500)
