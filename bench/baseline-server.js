@@ -83,7 +83,9 @@ for (const mode of ['read', 'write']) {
     const header = request.headers['lock-token']
     const token = typeof header === 'string' ? header : randomBytes(16).toString('base64url')
     if (redis && (await redis.acquire(`baseline:{rw:${key}}:${mode}:${token}`, token, TTL_MS)) !== 1) {
-      return reply.code(409).send({ error: 'lock_held', message: `read-write lock "${key}" is held by another owner`, key, retryAfterMs: 1000 })
+      return reply
+        .code(409)
+        .send({ error: 'lock_held', message: `read-write lock "${key}" is held by another owner`, key, retryAfterMs: 1000 })
     }
     return reply.code(201).send(grantBody(key, mode, token))
   })

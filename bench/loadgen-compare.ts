@@ -55,7 +55,9 @@ async function main(): Promise<void> {
   const generators: Record<string, (connections: number) => Promise<Figures>> = {
     raw: (connections) => viaRunner(server, 'raw', connections, durationMs),
     'node-http': (connections) => viaRunner(server, 'node-http', connections, durationMs),
-    ...(autocannon ? { autocannon: (connections: number) => viaAutocannon(autocannon as Autocannon, server, connections, durationMs) } : {}),
+    ...(autocannon
+      ? { autocannon: (connections: number) => viaAutocannon(autocannon as Autocannon, server, connections, durationMs) }
+      : {}),
   }
   const names = Object.keys(generators)
   const rows: string[][] = []
@@ -64,7 +66,9 @@ async function main(): Promise<void> {
     for (let rep = 0; rep < reps; rep++) {
       for (const name of rep % 2 === 0 ? names : [...names].reverse()) {
         const f = await (generators[name] as (c: number) => Promise<Figures>)(connections)
-        log(`  ${name.padEnd(10)} c=${connections}  ${f.requestsPerSec.toFixed(0)} req/s  client ${f.loaderUsPerRequest.toFixed(1)} µs/req  server ${f.serverUsPerRequest.toFixed(1)} µs/req`)
+        log(
+          `  ${name.padEnd(10)} c=${connections}  ${f.requestsPerSec.toFixed(0)} req/s  client ${f.loaderUsPerRequest.toFixed(1)} µs/req  server ${f.serverUsPerRequest.toFixed(1)} µs/req`,
+        )
         runs.get(name)?.push(f)
       }
     }
@@ -118,7 +122,13 @@ async function viaAutocannon(autocannon: Autocannon, server: HttpServer, connect
           return { ...req, path: `/locks/${String(context.key)}` }
         },
       },
-      { method: 'DELETE', setupRequest: (req: Record<string, unknown>, context: Record<string, unknown>) => ({ ...req, path: `/locks/${String(context.key)}` }) },
+      {
+        method: 'DELETE',
+        setupRequest: (req: Record<string, unknown>, context: Record<string, unknown>) => ({
+          ...req,
+          path: `/locks/${String(context.key)}`,
+        }),
+      },
     ],
   })
   await autocannon(options(1)) // warm-up

@@ -29,7 +29,10 @@ interface Profile {
 
 process.stdout.on('error', (err: NodeJS.ErrnoException) => process.exit(err.code === 'EPIPE' ? 0 : 1))
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '30' }, grep: { type: 'string' } } })
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { top: { type: 'string', default: '30' }, grep: { type: 'string' } },
+})
 const file = positionals[0]
 if (!file) {
   process.stderr.write('usage: profile-summary.ts FILE.cpuprofile [--top N] [--grep TEXT]\n')
@@ -52,7 +55,7 @@ function where(frame: CallFrame): string {
   const url = frame.url.replace(/^file:\/\//, '')
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)
   if (pkg) return pkg[1] as string
-  if (url.startsWith('node:')) return 'node:' + url.slice(5).split('/')[0]
+  if (url.startsWith('node:')) return `node:${url.slice(5).split('/')[0]}`
   const src = /\/(dist|src|bench)\/(.*)$/.exec(url)
   return src ? `${src[1]}/${src[2]}` : url
 }
@@ -83,11 +86,16 @@ for (const n of profile.nodes) {
 const pct = (hits: number) => `${((100 * hits) / Math.max(1, busyHits)).toFixed(1).padStart(5)} %`
 const print = (title: string, map: Map<string, number>, n: number) => {
   process.stdout.write(`\n${title}\n`)
-  const rows = [...map].filter(([k]) => !values.grep || k.includes(values.grep)).sort((a, b) => b[1] - a[1]).slice(0, n)
+  const rows = [...map]
+    .filter(([k]) => !values.grep || k.includes(values.grep))
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
   for (const [k, hits] of rows) process.stdout.write(`${pct(hits)}  ${(hits * msPerHit).toFixed(0).padStart(7)} ms  ${k}\n`)
 }
 
-process.stdout.write(`${file}: ${((busyHits * msPerHit) / 1000).toFixed(1)} s busy of ${((totalHits * msPerHit) / 1000).toFixed(1)} s sampled\n`)
+process.stdout.write(
+  `${file}: ${((busyHits * msPerHit) / 1000).toFixed(1)} s busy of ${((totalHits * msPerHit) / 1000).toFixed(1)} s sampled\n`,
+)
 print('self time by package / file', selfByWhere, top)
 print('self time by function', self, top)
 print('total time by function (callees included)', total, top)

@@ -54,7 +54,10 @@ async function main(): Promise<number> {
     for (const s of all) log(`${s.id.padEnd(14)} ${s.title}`)
     return 0
   }
-  const wanted = values.only?.split(',').map((s) => s.trim()).filter(Boolean)
+  const wanted = values.only
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
   const unknown = wanted?.filter((id) => !all.some((s) => s.id === id)) ?? []
   if (unknown.length > 0) throw new Error(`unknown scenario(s): ${unknown.join(', ')} (known: ${all.map((s) => s.id).join(', ')})`)
   const scenarios = wanted ? all.filter((s) => wanted.includes(s.id)) : all
@@ -66,7 +69,9 @@ async function main(): Promise<number> {
   const loadAverageAtStart = os.loadavg()
   const began = performance.now()
 
-  log(`lock-service bench: ${scenarios.map((s) => s.id).join(', ')} — ${settings.reps} × (${settings.warmupMs / 1000} s warm-up + ${settings.durationMs / 1000} s), client ${client}`)
+  log(
+    `lock-service bench: ${scenarios.map((s) => s.id).join(', ')} — ${settings.reps} × (${settings.warmupMs / 1000} s warm-up + ${settings.durationMs / 1000} s), client ${client}`,
+  )
   await checkShapes(await ctx.baseline(), await ctx.service({ nodes: 1 }))
   const redisVersion = (await ctx.redisNodes(1))[0]!.version
 
@@ -116,7 +121,14 @@ async function main(): Promise<number> {
         scenarios: Object.fromEntries(
           reports.map(({ scenario, report, seconds: s }) => [
             scenario.id,
-            { title: scenario.title, description: scenario.description, seconds: Math.round(s), table: { columns: report.columns, rows: report.rows }, notes: report.notes ?? [], figures: report.figures },
+            {
+              title: scenario.title,
+              description: scenario.description,
+              seconds: Math.round(s),
+              table: { columns: report.columns, rows: report.rows },
+              notes: report.notes ?? [],
+              figures: report.figures,
+            },
           ]),
         ),
         markdown,
@@ -140,7 +152,8 @@ async function main(): Promise<number> {
 
 function positive(name: string, text: string | undefined, zeroOk = false): number {
   const n = Number(text)
-  if (!Number.isFinite(n) || n < 0 || (!zeroOk && n === 0)) throw new Error(`--${name} must be a ${zeroOk ? 'non-negative' : 'positive'} number`)
+  if (!Number.isFinite(n) || n < 0 || (!zeroOk && n === 0))
+    throw new Error(`--${name} must be a ${zeroOk ? 'non-negative' : 'positive'} number`)
   return n
 }
 
@@ -164,7 +177,9 @@ async function checkShapes(baseline: HttpServer, service: HttpServer): Promise<v
     const conn = connect('raw', server.host, server.port)
     try {
       const res = await conn.request(method, `/locks/${key}`, { headers: { 'lock-token': 'bench-shape-check-token-0001' } })
-      return `${res.status} ${Object.keys(JSON.parse(res.body.toString('utf8')) as object).sort().join(',')}`
+      return `${res.status} ${Object.keys(JSON.parse(res.body.toString('utf8')) as object)
+        .sort()
+        .join(',')}`
     } finally {
       conn.close()
     }
@@ -210,7 +225,12 @@ function renderMarkdown(
   const targets = reports.flatMap((r) => r.report.targets ?? [])
   if (targets.length > 0) {
     lines.push('', '## Targets', '')
-    lines.push(table(['target', 'measured', 'goal', 'met'], targets.map((t) => [t.name, t.shown, t.goal, t.pass ? 'yes' : '**no**'])))
+    lines.push(
+      table(
+        ['target', 'measured', 'goal', 'met'],
+        targets.map((t) => [t.name, t.shown, t.goal, t.pass ? 'yes' : '**no**']),
+      ),
+    )
   }
   return lines.join('\n')
 }
@@ -222,12 +242,11 @@ function table(columns: readonly string[], rows: readonly (readonly string[])[])
   return [head, rule, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n')
 }
 
-main()
-  .then(
-    (code) => process.exit(code),
-    async (err: unknown) => {
-      log(`\nbench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`)
-      await stopAll().catch(() => {})
-      process.exit(1)
-    },
-  )
+main().then(
+  (code) => process.exit(code),
+  async (err: unknown) => {
+    log(`\nbench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`)
+    await stopAll().catch(() => {})
+    process.exit(1)
+  },
+)

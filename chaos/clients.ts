@@ -161,7 +161,14 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
     const releaseSentAt = behaviour === 'abandon' ? end : performance.now()
     // Times relative to the workload's start, as the fault times in the report are.
     const rel = (t: number) => t - o.startedAt
-    o.history.record({ ...recorded(spec), client: story, fence, start: rel(g.doneAt), end: rel(Math.min(releaseSentAt, end)), requestStartedAt: rel(g.sentAt) })
+    o.history.record({
+      ...recorded(spec),
+      client: story,
+      fence,
+      start: rel(g.doneAt),
+      end: rel(Math.min(releaseSentAt, end)),
+      requestStartedAt: rel(g.sentAt),
+    })
     if (behaviour !== 'abandon') await call(rng, 'release', 'DELETE', spec.path, token)
   }
 
@@ -200,7 +207,12 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
 
 /** What the history checker needs of a hold's spec (a semaphore's: also the permits and the limit). */
 function recorded(spec: HoldSpec) {
-  return { key: spec.key, namespace: spec.namespace, mode: spec.mode, ...(spec.mode === 'permit' ? { permits: spec.permits, limit: spec.limit } : {}) }
+  return {
+    key: spec.key,
+    namespace: spec.namespace,
+    mode: spec.mode,
+    ...(spec.mode === 'permit' ? { permits: spec.permits, limit: spec.limit } : {}),
+  }
 }
 
 function isExpected(op: Op, res: HttpResult): boolean {
@@ -228,7 +240,14 @@ export async function probeGrantable(o: {
     const res = await request(url, 'POST', `${spec.path}?ttl=1000${spec.acquireQuery ? `&${spec.acquireQuery}` : ''}`, { token, timeoutMs })
     if (res.status !== 201) return `${res.status} ${String(res.body.error ?? '')}`.trim()
     const doneAt = performance.now() - o.startedAt
-    o.history.record({ ...recorded(spec), client: `probe via r${r}`, fence: res.body.fence as number, start: doneAt, end: doneAt, requestStartedAt: sentAt - o.startedAt })
+    o.history.record({
+      ...recorded(spec),
+      client: `probe via r${r}`,
+      fence: res.body.fence as number,
+      start: doneAt,
+      end: doneAt,
+      requestStartedAt: sentAt - o.startedAt,
+    })
     await request(url, 'DELETE', spec.path, { token, timeoutMs })
     return '201'
   }

@@ -73,7 +73,7 @@ const CLOCK_STEP_MS = 2_000
 /** Down this briefly, a node comes back empty while holds it had are still live: what a quarantine is for. */
 const QUICK_RESTART_MS = [100, 600] as const
 
-const each = (targets: number[], fn: (i: number) => Promise<unknown> | void) => Promise.all(targets.map(async (i) => fn(i))).then(() => {})
+const each = (targets: number[], fn: (i: number) => unknown) => Promise.all(targets.map(async (i) => fn(i))).then(() => {})
 
 function oneNode(rng: Rng, ctx: PlanContext, detail: string, faulty: boolean, clock?: Targets['clock']): Targets | undefined {
   if (ctx.freeNodes.length === 0) return undefined

@@ -76,7 +76,14 @@ function fits(candidate: Targets, active: readonly Targets[], limits: Limits): b
   return next.faulty.size <= limits.maxFaulty && next.replicasDown <= limits.maxReplicasDown
 }
 
-export function schedule(opts: { seed: number; durationMs: number; nodes: number; replicas: number; scenario: Scenario; settings: ServiceSettings }): PlannedFault[] {
+export function schedule(opts: {
+  seed: number
+  durationMs: number
+  nodes: number
+  replicas: number
+  scenario: Scenario
+  settings: ServiceSettings
+}): PlannedFault[] {
   const rng = stream(opts.seed, 'nemesis')
   const choices = opts.scenario.faults(opts.nodes)
   const limits = limitsFor(opts.scenario, opts.nodes, opts.replicas)
@@ -116,7 +123,11 @@ export function schedule(opts: { seed: number; durationMs: number; nodes: number
 }
 
 /** Plays a schedule; resolves once every fault was applied and healed (or skipped). */
-export async function playSchedule(cluster: Cluster, plans: readonly PlannedFault[], opts: { startedAt: number; limits: Limits; log: (line: string) => void }): Promise<FaultRecord[]> {
+export async function playSchedule(
+  cluster: Cluster,
+  plans: readonly PlannedFault[],
+  opts: { startedAt: number; limits: Limits; log: (line: string) => void },
+): Promise<FaultRecord[]> {
   const active: FaultRecord[] = []
   const since = () => performance.now() - opts.startedAt
 

@@ -41,7 +41,9 @@ export const USAGE = `npm run chaos -- [options]
   --scenario NAME     ${Object.keys(scenarios).join(' | ')} (default safe)
   --clients C         contending clients, 1-64 (default 16)
   --keys K            keys per hold kind, 1-20 (default 3)
-  --env NAME=VALUE    service environment, repeatable (defaults: ${Object.entries(DEFAULT_SERVICE_ENV).map(([k, v]) => `${k}=${v}`).join(' ')})
+  --env NAME=VALUE    service environment, repeatable (defaults: ${Object.entries(DEFAULT_SERVICE_ENV)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ')})
   --json FILE         also write the report as JSON
 `
 
@@ -50,7 +52,8 @@ export class UsageError extends Error {}
 function integer(name: string, text: string | undefined, def: number, min: number, max: number): number {
   if (text === undefined) return def
   const n = Number(text)
-  if (!/^\d+$/.test(text) || n < min || n > max) throw new UsageError(`--${name} must be a whole number from ${min} to ${max} (got ${text})`)
+  if (!/^\d+$/.test(text) || n < min || n > max)
+    throw new UsageError(`--${name} must be a whole number from ${min} to ${max} (got ${text})`)
   return n
 }
 
@@ -83,9 +86,13 @@ export function parseOptions(argv: readonly string[]): Options {
   const nodes = integer('nodes', values.nodes, 3, 1, 5)
   if (nodes !== 1 && nodes !== 3 && nodes !== 5) throw new UsageError(`--nodes must be 1, 3 or 5 (got ${nodes})`)
 
-  const kinds = (values.kinds ?? kindNames().join(',')).split(',').map((k) => k.trim()).filter(Boolean)
+  const kinds = (values.kinds ?? kindNames().join(','))
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean)
   const unknown = kinds.filter((k) => !kindNames().includes(k))
-  if (kinds.length === 0 || unknown.length > 0) throw new UsageError(`--kinds takes a list of ${kindNames().join(', ')} (got ${values.kinds})`)
+  if (kinds.length === 0 || unknown.length > 0)
+    throw new UsageError(`--kinds takes a list of ${kindNames().join(', ')} (got ${values.kinds})`)
 
   const scenario = (values.scenario ?? 'safe') as ScenarioName
   const chosen = scenarios[scenario]
@@ -96,7 +103,8 @@ export function parseOptions(argv: readonly string[]): Options {
   for (const pair of values.env ?? []) {
     const match = /^([A-Z][A-Z0-9_]*)=(.*)$/.exec(pair)
     if (!match) throw new UsageError(`--env takes NAME=VALUE (got ${pair})`)
-    if (['REDIS_URLS', 'REDIS_URL', 'PORT', 'HOST'].includes(match[1]!)) throw new UsageError(`--env ${match[1]} is set by the suite itself`)
+    if (['REDIS_URLS', 'REDIS_URL', 'PORT', 'HOST'].includes(match[1]!))
+      throw new UsageError(`--env ${match[1]} is set by the suite itself`)
     envOverrides[match[1]!] = match[2]!
   }
 
@@ -151,5 +159,10 @@ export function serviceSettings(env: Record<string, string>): ServiceSettings {
     if (!Number.isFinite(n) || n < 0) throw new UsageError(`--env ${name} must be a number (got ${env[name]})`)
     return n
   }
-  return { maxTtlMs: num('MAX_TTL_MS'), nodeTimeoutMs: num('NODE_TIMEOUT_MS'), maxWaitMs: num('MAX_WAIT_MS'), driftFactor: num('DRIFT_FACTOR') }
+  return {
+    maxTtlMs: num('MAX_TTL_MS'),
+    nodeTimeoutMs: num('NODE_TIMEOUT_MS'),
+    maxWaitMs: num('MAX_WAIT_MS'),
+    driftFactor: num('DRIFT_FACTOR'),
+  }
 }

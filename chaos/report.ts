@@ -134,8 +134,12 @@ export function buildReport(args: {
   }
   if (fences.length > 0) violations.push(`${fences.length} fence inversions (a later hold with a lower or equal fence)`)
   if (bad.length > 0) violations.push(`${bad.length} malformed holds recorded (a harness bug)`)
-  if (stats.unexpected.length > 0) violations.push(`${stats.unexpected.length} unexpected answers (5xx other than 503 backend_unavailable/shutting_down, or a status no client expects)`)
-  if (stats.late.length > 0) violations.push(`${stats.late.length} requests answered late or never (over waitMs + 3 × NODE_TIMEOUT_MS + 2 s)`)
+  if (stats.unexpected.length > 0)
+    violations.push(
+      `${stats.unexpected.length} unexpected answers (5xx other than 503 backend_unavailable/shutting_down, or a status no client expects)`,
+    )
+  if (stats.late.length > 0)
+    violations.push(`${stats.late.length} requests answered late or never (over waitMs + 3 × NODE_TIMEOUT_MS + 2 s)`)
   for (const f of faults) {
     if (f.error) violations.push(`fault #${f.id} ${f.kind}: ${f.error} (the run may be invalid)`)
     if (f.clock?.withinAllowance && f.detection?.status === 'detected') {
@@ -198,13 +202,22 @@ function detectionText(d: Detection | undefined): string {
 
 export function formatReport(r: ChaosReport): string {
   const lines: string[] = []
-  const counts = (o: Record<string, number>) => Object.entries(o).map(([k, v]) => `${k}: ${v}`).join(', ') || '–'
-  lines.push('', `== chaos report: scenario ${r.scenario}, ${r.nodes} node(s), ${r.replicas} replica(s), kinds ${r.kinds.join(',')}, seed ${r.seed} ==`)
+  const counts = (o: Record<string, number>) =>
+    Object.entries(o)
+      .map(([k, v]) => `${k}: ${v}`)
+      .join(', ') || '–'
+  lines.push(
+    '',
+    `== chaos report: scenario ${r.scenario}, ${r.nodes} node(s), ${r.replicas} replica(s), kinds ${r.kinds.join(',')}, seed ${r.seed} ==`,
+  )
   lines.push(`duration ${secs(r.durationMs)} (wall clock ${secs(r.wallMs)}), ${r.clients} clients`)
   lines.push(`grants: ${r.grantsTotal} (${counts(r.grants)}), renewals: ${r.renewed}`)
   for (const op of ['acquire', 'renew', 'release'] as const) lines.push(`  ${op.padEnd(7)} ${counts(r.statuses[op])}`)
-  lines.push(`history: ${r.history.holds} holds, ${r.history.overlaps} overlaps, ${r.history.overLimit} over a semaphore's limit, ${r.history.fenceInversions} fence inversions`)
-  for (const [id, peak] of Object.entries(r.history.permitPeaks)) lines.push(`  ${id}: ${peak.holds} holds, at most ${peak.maxInUse} of ${peak.limit} permits in use at once`)
+  lines.push(
+    `history: ${r.history.holds} holds, ${r.history.overlaps} overlaps, ${r.history.overLimit} over a semaphore's limit, ${r.history.fenceInversions} fence inversions`,
+  )
+  for (const [id, peak] of Object.entries(r.history.permitPeaks))
+    lines.push(`  ${id}: ${peak.holds} holds, at most ${peak.maxInUse} of ${peak.limit} permits in use at once`)
   for (const e of r.history.examples) lines.push(`  ${e}`)
   const a = r.availability
   lines.push(
@@ -216,11 +229,16 @@ export function formatReport(r: ChaosReport): string {
   for (const f of r.faults) {
     const when = f.skipped ? `skipped: ${f.skipped}` : `${secs(f.appliedAt)}–${secs(f.healDoneAt ?? f.healedAt)}`
     const clock = f.clock ? `; ${detectionText(f.detection)}` : ''
-    lines.push(`  #${String(f.id).padEnd(3)} ${f.kind.padEnd(19)} ${describeTargets(f)} ${when}${clock}${f.error ? ` ERROR ${f.error}` : ''}`)
+    lines.push(
+      `  #${String(f.id).padEnd(3)} ${f.kind.padEnd(19)} ${describeTargets(f)} ${when}${clock}${f.error ? ` ERROR ${f.error}` : ''}`,
+    )
   }
   const settled = r.final.settledAfterMs === null ? 'did not settle' : `settled ${secs(r.final.settledAfterMs)} after the workload`
-  lines.push(`after the faults (${settled}): ${r.final.grantable.ok} fresh acquires granted, ${r.final.grantable.failures.length} refused; ${r.final.replicasAlive.ok} replicas alive`)
-  for (const p of [...r.unexpected, ...r.late].slice(0, EXAMPLES)) lines.push(`  at ${secs(p.at)} replica ${p.replica} ${p.path}: ${p.what}`)
+  lines.push(
+    `after the faults (${settled}): ${r.final.grantable.ok} fresh acquires granted, ${r.final.grantable.failures.length} refused; ${r.final.replicasAlive.ok} replicas alive`,
+  )
+  for (const p of [...r.unexpected, ...r.late].slice(0, EXAMPLES))
+    lines.push(`  at ${secs(p.at)} replica ${p.replica} ${p.path}: ${p.what}`)
   for (const n of r.notes) lines.push(`note: ${n}`)
   if (r.passed) lines.push('PASS: no violation')
   else for (const v of r.violations) lines.push(`VIOLATION: ${v}`)

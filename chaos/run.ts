@@ -33,7 +33,10 @@ async function allNodesVote(url: string): Promise<boolean> {
   try {
     const res = await request(url, 'GET', '/readyz', { timeoutMs: 1_000 })
     const nodes = Array.isArray(res.body.nodes) ? (res.body.nodes as Record<string, unknown>[]) : []
-    return res.status === 200 && nodes.every((n) => n.up === true && (n.vote ?? 'counts') === 'counts' && ((n.quarantineMs as number | undefined) ?? 0) === 0)
+    return (
+      res.status === 200 &&
+      nodes.every((n) => n.up === true && (n.vote ?? 'counts') === 'counts' && ((n.quarantineMs as number | undefined) ?? 0) === 0)
+    )
   } catch {
     return false
   }
@@ -43,7 +46,12 @@ async function allNodesVote(url: string): Promise<boolean> {
  * After the last heal and the last hold: wait out MAX_TTL_MS (the quarantine of a restarted node, and
  * every hold's TTL, a line's waiter leases), then until every replica counts every node (bounded).
  */
-async function settle(cluster: Cluster, faults: readonly FaultRecord[], settings: ServiceSettings, startedAt: number): Promise<number | null> {
+async function settle(
+  cluster: Cluster,
+  faults: readonly FaultRecord[],
+  settings: ServiceSettings,
+  startedAt: number,
+): Promise<number | null> {
   const lastHeal = Math.max(0, ...faults.map((f) => f.healDoneAt ?? f.healedAt ?? 0))
   const quiet = Math.max(startedAt + lastHeal, performance.now())
   await sleep(Math.max(0, quiet + settings.maxTtlMs + SETTLE_SLACK_MS - performance.now()))
@@ -64,7 +72,8 @@ async function replicasAlive(cluster: Cluster): Promise<FinalChecks['replicasAli
       continue
     }
     const res = await request(r.url, 'GET', '/healthz', { timeoutMs: 2_000 }).catch((err: Error) => err)
-    if (res instanceof Error || res.status !== 200) failures.push(`replica ${r.index}: /healthz ${res instanceof Error ? res.message : res.status}`)
+    if (res instanceof Error || res.status !== 200)
+      failures.push(`replica ${r.index}: /healthz ${res instanceof Error ? res.message : res.status}`)
   }
   return { ok: cluster.replicas.length - failures.length, failures }
 }
@@ -81,7 +90,10 @@ async function run(options: Options): Promise<boolean> {
 
   const cluster = await Cluster.start({ nodes: options.nodes, replicas: options.replicas, serviceEnv: options.serviceEnv })
   try {
-    log(undefined, `chaos: ${options.nodes} redis-server(s), ${options.replicas} replica(s) up after ${((performance.now() - wallStart) / 1000).toFixed(1)} s`)
+    log(
+      undefined,
+      `chaos: ${options.nodes} redis-server(s), ${options.replicas} replica(s) up after ${((performance.now() - wallStart) / 1000).toFixed(1)} s`,
+    )
     const history = new History()
     const startedAt = performance.now()
     const watch = new ClockWatch(cluster, startedAt)
@@ -99,11 +111,22 @@ async function run(options: Options): Promise<boolean> {
         history,
         startedAt,
       }),
-      playSchedule(cluster, plans, { startedAt, limits: limitsFor(scenario, options.nodes, options.replicas), log: (line) => log(startedAt, line) }),
+      playSchedule(cluster, plans, {
+        startedAt,
+        limits: limitsFor(scenario, options.nodes, options.replicas),
+        log: (line) => log(startedAt, line),
+      }),
     ])
     log(startedAt, `workload done: ${history.size} holds; waiting out the quarantine (MAX_TTL_MS ${settings.maxTtlMs} ms)`)
     const settledAt = await settle(cluster, faults, settings, startedAt)
-    const grantable = await probeGrantable({ kinds, keysPerKind: options.keys, replicaUrls: cluster.replicas.map((r) => r.url), history, settings, startedAt })
+    const grantable = await probeGrantable({
+      kinds,
+      keysPerKind: options.keys,
+      replicaUrls: cluster.replicas.map((r) => r.url),
+      history,
+      settings,
+      startedAt,
+    })
     const alive = await replicasAlive(cluster)
     await watch.stop()
 
@@ -119,8 +142,8 @@ async function run(options: Options): Promise<boolean> {
       watch,
       final: { grantable, replicasAlive: alive, settledAfterMs: settledAt === null ? null : settledAt - options.durationMs },
     })
-    process.stdout.write(formatReport(report) + '\n')
-    if (options.json) await writeFile(options.json, JSON.stringify(report, null, 2) + '\n')
+    process.stdout.write(`${formatReport(report)}\n`)
+    if (options.json) await writeFile(options.json, `${JSON.stringify(report, null, 2)}\n`)
     return report.passed
   } finally {
     await cluster.close()

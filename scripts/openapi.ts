@@ -11,7 +11,9 @@ type Json = Record<string, unknown>
  */
 export async function generateOpenapi(): Promise<string> {
   // No Redis is needed to describe the routes: an unreachable node, and no wait for it.
-  const app = await buildApp(configFrom({ redisUrls: ['redis://127.0.0.1:1'], logLevel: 'silent', nodeTimeoutMs: 10 }), { documentation: true })
+  const app = await buildApp(configFrom({ redisUrls: ['redis://127.0.0.1:1'], logLevel: 'silent', nodeTimeoutMs: 10 }), {
+    documentation: true,
+  })
   try {
     await app.ready()
     const doc = app.swagger() as unknown as { paths: Record<string, Record<string, Json>>; components: Json }
@@ -60,11 +62,13 @@ function describeErrors(operation: Json): void {
 /** Headers the service sets: X-Request-Id on every answer, Retry-After on the answers worth retrying. */
 const responseHeaders = {
   'X-Request-Id': {
-    description: 'The request id: the X-Request-Id the client sent (1–64 characters from A-Z a-z 0-9 . _ : -) or a new UUID; also in the log line of the request',
+    description:
+      'The request id: the X-Request-Id the client sent (1–64 characters from A-Z a-z 0-9 . _ : -) or a new UUID; also in the log line of the request',
     schema: { type: 'string' },
   },
   'Retry-After': {
-    description: 'Whole seconds (at least 1) to wait before retrying: with lock_held (when the holds lapse), too_many_waiters, backend_unavailable and shutting_down',
+    description:
+      'Whole seconds (at least 1) to wait before retrying: with lock_held (when the holds lapse), too_many_waiters, backend_unavailable and shutting_down',
     schema: { type: 'integer', minimum: 1 },
   },
 }
@@ -80,7 +84,10 @@ function declareHeaders(operation: Json): void {
 
 /** zod's .int() bounds every integer by ±(2^53 − 1): noise for readers and generators, dropped. */
 function withoutSafeIntegerBounds(node: unknown): void {
-  if (Array.isArray(node)) return node.forEach(withoutSafeIntegerBounds)
+  if (Array.isArray(node)) {
+    node.forEach(withoutSafeIntegerBounds)
+    return
+  }
   if (node === null || typeof node !== 'object') return
   const o = node as Json
   if (o.minimum === Number.MIN_SAFE_INTEGER) delete o.minimum

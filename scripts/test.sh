@@ -6,4 +6,7 @@ cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh
 # Type errors fail the run too (tap runs the TypeScript without checking types).
 node_modules/.bin/tsc --noEmit -p .
+# Formatting (Prettier; npm run format fixes it) and lint (ESLint with typescript-eslint).
+node_modules/.bin/prettier --check . >/dev/null
+node_modules/.bin/eslint .
 exec node_modules/.bin/tap "$@"

@@ -124,7 +124,12 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       reply.elapsedTime / 1000,
     )
     const level = route !== undefined && PROBES.has(route) ? 'debug' : 'info'
-    const line = { req: request, res: { statusCode: reply.statusCode }, responseTime: Math.round(reply.elapsedTime * 100) / 100, ...request.adminAction }
+    const line = {
+      req: request,
+      res: { statusCode: reply.statusCode },
+      responseTime: Math.round(reply.elapsedTime * 100) / 100,
+      ...request.adminAction,
+    }
     request.log[level](line, 'request completed')
   })
 
@@ -142,13 +147,19 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
           {
             url: 'http://{host}:{port}',
             description: 'A lock-service instance (npm run serve and docker compose listen on 127.0.0.1:8080)',
-            variables: { host: { default: '127.0.0.1', description: 'Host name or address' }, port: { default: '8080', description: 'PORT' } },
+            variables: {
+              host: { default: '127.0.0.1', description: 'Host name or address' },
+              port: { default: '8080', description: 'PORT' },
+            },
           },
         ],
         tags: [
           { name: 'locks', description: 'Exclusive locks' },
           { name: 'rwlocks', description: 'Read-write locks: shared readers, exclusive writers, no writer starvation' },
-          { name: 'semaphores', description: 'Semaphores: at most `limit` permits held at once, each hold with its own lease, fence and place in line' },
+          {
+            name: 'semaphores',
+            description: 'Semaphores: at most `limit` permits held at once, each hold with its own lease, fence and place in line',
+          },
           { name: 'operations', description: 'Health, readiness, metrics, this contract' },
         ],
         components: {

@@ -32,7 +32,12 @@ export const envSchema = z.object({
   REDIS_URLS: z
     .string()
     .optional()
-    .transform((s) => (s ?? '').split(',').map((u) => u.trim()).filter((u) => u !== ''))
+    .transform((s) =>
+      (s ?? '')
+        .split(',')
+        .map((u) => u.trim())
+        .filter((u) => u !== ''),
+    )
     .pipe(
       z
         .array(redisUrl)
@@ -45,10 +50,7 @@ export const envSchema = z.object({
         }),
     ),
   REDIS_URL: redisUrl.optional(),
-  KEY_PREFIX: z
-    .string()
-    .regex(redisKeyPrefixRule.pattern, `KEY_PREFIX: ${redisKeyPrefixRule.text}`)
-    .default('lock-service:'),
+  KEY_PREFIX: z.string().regex(redisKeyPrefixRule.pattern, `KEY_PREFIX: ${redisKeyPrefixRule.text}`).default('lock-service:'),
   DEFAULT_TTL_MS: integer('DEFAULT_TTL_MS', 30_000, 100, 86_400_000),
   MAX_TTL_MS: integer('MAX_TTL_MS', 3_600_000, 100, 86_400_000),
   MAX_WAIT_MS: integer('MAX_WAIT_MS', 60_000, 0, 3_600_000),
@@ -108,7 +110,9 @@ function readAuthFile(path: string): { keys: readonly ApiKey[] } | string {
     const issue = parsed.error.issues[0]
     return `${JSON.stringify(path)}: ${issue?.path.join('.') || 'file'}: ${issue?.message ?? 'invalid'}`
   }
-  return Object.freeze({ keys: Object.freeze(parsed.data.keys.map((k) => Object.freeze({ ...k, prefixes: Object.freeze([...k.prefixes]) }))) })
+  return Object.freeze({
+    keys: Object.freeze(parsed.data.keys.map((k) => Object.freeze({ ...k, prefixes: Object.freeze([...k.prefixes]) }))),
+  })
 }
 
 type Env = z.output<typeof envSchema>

@@ -83,30 +83,45 @@ export const fail = {
   /** Nothing held where the caller expected a hold. */
   notFound: (key: string, message: string) => new ServiceError('lock_not_found', message, { key }),
   notOwner: (key: string, kind: Kind = 'lock') =>
-    new ServiceError('not_owner', kind === 'lock' ? `lock "${key}" is held under another token` : `semaphore "${key}" is held, but not by this token`, { key }),
+    new ServiceError(
+      'not_owner',
+      kind === 'lock' ? `lock "${key}" is held under another token` : `semaphore "${key}" is held, but not by this token`,
+      { key },
+    ),
   held: (key: string, retryAfterMs: number, kind: Kind = 'lock') =>
     new ServiceError(
       'lock_held',
-      kind === 'lock' ? `lock "${key}" is held by another owner` : `semaphore "${key}" has too few free permits for this request, or others wait ahead of it`,
+      kind === 'lock'
+        ? `lock "${key}" is held by another owner`
+        : `semaphore "${key}" has too few free permits for this request, or others wait ahead of it`,
       { key, retryAfterMs },
       retryAfterMs,
     ),
   /** A semaphore's limit is fixed while anyone holds or waits: `limit` is the one it has. */
   limitMismatch: (key: string, limit: number) =>
-    new ServiceError('limit_mismatch', `semaphore "${key}" has limit ${limit} while anyone holds or waits; ask with that limit`, { key, limit }),
+    new ServiceError('limit_mismatch', `semaphore "${key}" has limit ${limit} while anyone holds or waits; ask with that limit`, {
+      key,
+      limit,
+    }),
   /** A holder's re-acquire names other permits than its hold has. */
   permitsMismatch: (key: string, permits: number) =>
-    new ServiceError('permits_mismatch', `this token holds ${permits} permits of semaphore "${key}"; a re-acquire asks for the same number`, { key, permits }),
+    new ServiceError(
+      'permits_mismatch',
+      `this token holds ${permits} permits of semaphore "${key}"; a re-acquire asks for the same number`,
+      { key, permits },
+    ),
   upgradeNotSupported: (key: string) =>
     new ServiceError(
       'upgrade_not_supported',
       `this token holds a read hold on "${key}": release the read hold first, then ask for the write hold`,
       { key },
     ),
-  tooManyWaiters: (message: string, details: Record<string, unknown> = {}) => new ServiceError('too_many_waiters', message, details, RETRY_AFTER_MS.busy),
+  tooManyWaiters: (message: string, details: Record<string, unknown> = {}) =>
+    new ServiceError('too_many_waiters', message, details, RETRY_AFTER_MS.busy),
   tooManyReaders: (key: string, max: number) =>
     new ServiceError('too_many_readers', `lock "${key}" already has the most readers allowed (${max}, MAX_READERS)`, { key }),
-  backendUnavailable: (message: string, details: Record<string, unknown>) => new ServiceError('backend_unavailable', message, details, RETRY_AFTER_MS.backend),
+  backendUnavailable: (message: string, details: Record<string, unknown>) =>
+    new ServiceError('backend_unavailable', message, details, RETRY_AFTER_MS.backend),
   shuttingDown: () => new ServiceError('shutting_down', 'this replica is shutting down; retry on another', {}, RETRY_AFTER_MS.shuttingDown),
   /** The answer nobody reads: the client of a waiting acquire hung up. */
   clientGone: () => new ServiceError('client_gone', 'the client went away before its answer'),

@@ -1,9 +1,9 @@
 import { buildApp } from './app.js'
-import { ConfigError, loadConfig } from './config.js'
+import { type Config, ConfigError, loadConfig } from './config.js'
 
 /** config → buildApp → listen; SIGTERM/SIGINT drain in-flight requests, then close Redis. */
 async function main(): Promise<void> {
-  let config
+  let config: Config
   try {
     config = loadConfig()
   } catch (err) {
@@ -41,7 +41,10 @@ async function main(): Promise<void> {
     const nodes = app.quorum.nodes.map((n) => ({ index: n.index, address: n.address, vote: n.vote, lastError: n.health.lastError }))
     const why = nodes
       .filter((n) => n.vote !== 'counts')
-      .map((n) => `node ${n.index} at ${n.address}: ${n.lastError && n.vote === 'down' ? `${n.lastError.reason}: ${n.lastError.message}` : n.vote}`)
+      .map(
+        (n) =>
+          `node ${n.index} at ${n.address}: ${n.lastError && n.vote === 'down' ? `${n.lastError.reason}: ${n.lastError.message}` : n.vote}`,
+      )
       .join('; ')
     app.log.warn(
       { nodes, mode },

@@ -6,14 +6,19 @@ import { startApp } from './helpers/app.js'
 for (const n of [1, 3]) {
   t.test(`listing: SCAN-based pages cover every held lock exactly, never a token (N = ${n})`, async (t) => {
     const nodes = await startRedisCluster(n, { t })
-    const { app } = await startApp(t, nodes.map((r) => r.url))
+    const { app } = await startApp(
+      t,
+      nodes.map((r) => r.url),
+    )
     const tokens: string[] = []
     for (let i = 0; i < 230; i++) {
       const res = await app.inject({ method: 'POST', url: `/locks/team-a:job-${String(i).padStart(3, '0')}?ttl=60s` })
       tokens.push(res.json().token)
     }
     for (let i = 0; i < 20; i++) await app.inject({ method: 'POST', url: `/locks/team-b:job-${i}` })
-    await app.inject({ method: 'POST', url: '/locks/team-a:released' }).then((r) => app.inject({ method: 'DELETE', url: '/locks/team-a:released', headers: { 'lock-token': r.json().token } }))
+    await app
+      .inject({ method: 'POST', url: '/locks/team-a:released' })
+      .then((r) => app.inject({ method: 'DELETE', url: '/locks/team-a:released', headers: { 'lock-token': r.json().token } }))
 
     const seen = new Set<string>()
     let cursor: string | null = ''
@@ -46,7 +51,11 @@ t.test('force-release: an exclusive lock, a write hold, one read hold by fence; 
   const forced = await app.inject({ method: 'DELETE', url: '/locks/stuck?force=true' })
   t.same([forced.statusCode, forced.json()], [200, { key: 'stuck', released: true, holdCount: 0 }])
   t.equal((await waiting).statusCode, 201, 'the waiter was woken and granted')
-  t.equal((await app.inject({ method: 'PUT', url: '/locks/stuck/renew', headers: { 'lock-token': holder.token } })).json().error, 'not_owner', 'the old holder has lost it')
+  t.equal(
+    (await app.inject({ method: 'PUT', url: '/locks/stuck/renew', headers: { 'lock-token': holder.token } })).json().error,
+    'not_owner',
+    'the old holder has lost it',
+  )
   t.equal((await app.inject({ method: 'DELETE', url: '/locks/nothing-here?force=true' })).statusCode, 404, 'nothing to force: 404')
   t.match(logText(), /"admin":"\(open service\)","action":"force-release","key":"stuck"/)
 
@@ -56,20 +65,36 @@ t.test('force-release: an exclusive lock, a write hold, one read hold by fence; 
   t.equal(drop.statusCode, 200)
   const state = (await app.inject({ method: 'GET', url: '/rwlocks/shared' })).json()
   t.equal(state.readers, 1, 'only that read hold was dropped')
-  t.equal((await app.inject({ method: 'PUT', url: '/rwlocks/shared/read/renew', headers: { 'lock-token': r2.token } })).statusCode, 200, 'the other reader still holds')
-  t.equal((await app.inject({ method: 'DELETE', url: `/rwlocks/shared/read?force=true&fence=${r1.fence}` })).statusCode, 404, 'that fence is gone')
+  t.equal(
+    (await app.inject({ method: 'PUT', url: '/rwlocks/shared/read/renew', headers: { 'lock-token': r2.token } })).statusCode,
+    200,
+    'the other reader still holds',
+  )
+  t.equal(
+    (await app.inject({ method: 'DELETE', url: `/rwlocks/shared/read?force=true&fence=${r1.fence}` })).statusCode,
+    404,
+    'that fence is gone',
+  )
 
   await app.inject({ method: 'POST', url: '/rwlocks/w/write' })
   t.equal((await app.inject({ method: 'DELETE', url: '/rwlocks/w/write?force=true' })).statusCode, 200)
   t.equal((await app.inject({ method: 'GET', url: '/rwlocks/w' })).statusCode, 404)
 
   const list = rwLockListSchema.parse((await app.inject({ method: 'GET', url: '/rwlocks' })).json())
-  t.same(list.items.map((i) => [i.key, i.readers]), [['shared', 1]], '/rwlocks lists what is held')
+  t.same(
+    list.items.map((i) => [i.key, i.readers]),
+    [['shared', 1]],
+    '/rwlocks lists what is held',
+  )
 })
 
 t.test('a listing whose node goes down between pages fails with 503 instead of skipping keys', async (t) => {
   const nodes = await startRedisCluster(3, { t })
-  const { app } = await startApp(t, nodes.map((r) => r.url), { nodeTimeoutMs: 300 })
+  const { app } = await startApp(
+    t,
+    nodes.map((r) => r.url),
+    { nodeTimeoutMs: 300 },
+  )
   for (let i = 0; i < 60; i++) await app.inject({ method: 'POST', url: `/locks/page-${i}` })
   const first = (await app.inject({ method: 'GET', url: '/locks?limit=10' })).json()
   t.match(first.cursor, /^\d\.\d+$/, 'the cursor names the node being scanned')

@@ -17,25 +17,33 @@ const [billing, reports, ops] = keys as [(typeof keys)[0], (typeof keys)[0], (ty
 async function authApp(t: Test, redisUrl: string, extra: Record<string, string> = {}) {
   const lines: string[] = []
   const config = loadConfig({ REDIS_URLS: redisUrl, AUTH_FILE: writeAuthFile(keys), LOG_LEVEL: 'info', ...extra })
-  const app = await buildApp(config, { logStream: new Writable({ write: (c: Buffer, _e, done) => (lines.push(c.toString()), done()) }) })
+  const app = await buildApp(config, {
+    logStream: new Writable({
+      write: (c: Buffer, _e, done) => {
+        lines.push(c.toString())
+        done()
+      },
+    }),
+  })
   t.teardown(() => app.close())
   return { app, logText: () => lines.join('') }
 }
 
 /** Every lock route, with a key to put in it. */
-const routes = (key: string, token = 'some-owner-token-000000') => [
-  { method: 'POST', url: `/locks/${key}` },
-  { method: 'PUT', url: `/locks/${key}/renew`, headers: { 'lock-token': token } },
-  { method: 'DELETE', url: `/locks/${key}`, headers: { 'lock-token': token } },
-  { method: 'GET', url: `/locks/${key}` },
-  { method: 'POST', url: `/rwlocks/${key}/read` },
-  { method: 'POST', url: `/rwlocks/${key}/write` },
-  { method: 'PUT', url: `/rwlocks/${key}/read/renew`, headers: { 'lock-token': token } },
-  { method: 'PUT', url: `/rwlocks/${key}/write/renew`, headers: { 'lock-token': token } },
-  { method: 'DELETE', url: `/rwlocks/${key}/read`, headers: { 'lock-token': token } },
-  { method: 'DELETE', url: `/rwlocks/${key}/write`, headers: { 'lock-token': token } },
-  { method: 'GET', url: `/rwlocks/${key}` },
-] as const
+const routes = (key: string, token = 'some-owner-token-000000') =>
+  [
+    { method: 'POST', url: `/locks/${key}` },
+    { method: 'PUT', url: `/locks/${key}/renew`, headers: { 'lock-token': token } },
+    { method: 'DELETE', url: `/locks/${key}`, headers: { 'lock-token': token } },
+    { method: 'GET', url: `/locks/${key}` },
+    { method: 'POST', url: `/rwlocks/${key}/read` },
+    { method: 'POST', url: `/rwlocks/${key}/write` },
+    { method: 'PUT', url: `/rwlocks/${key}/read/renew`, headers: { 'lock-token': token } },
+    { method: 'PUT', url: `/rwlocks/${key}/write/renew`, headers: { 'lock-token': token } },
+    { method: 'DELETE', url: `/rwlocks/${key}/read`, headers: { 'lock-token': token } },
+    { method: 'DELETE', url: `/rwlocks/${key}/write`, headers: { 'lock-token': token } },
+    { method: 'GET', url: `/rwlocks/${key}` },
+  ] as const
 
 t.test('every lock route: 401 without a valid key, 403 outside the key’s prefixes, allowed inside', async (t) => {
   const redis = await startRedis({ t })
@@ -50,7 +58,10 @@ t.test('every lock route: 401 without a valid key, 403 outside the key’s prefi
     t.equal(none.headers['www-authenticate'], 'Bearer')
     const wrong = await app.inject({ ...base, headers: { ...base.headers, ...bearer('sk_not_a_key_0000000000') } })
     t.equal(wrong.statusCode, 401, `${label}: unknown secret → 401`)
-    const basic = await app.inject({ ...base, headers: { ...base.headers, authorization: `Basic ${Buffer.from(`x:${billing.secret}`).toString('base64')}` } })
+    const basic = await app.inject({
+      ...base,
+      headers: { ...base.headers, authorization: `Basic ${Buffer.from(`x:${billing.secret}`).toString('base64')}` },
+    })
     t.equal(basic.statusCode, 401, `${label}: not a Bearer key → 401`)
     const outside = await app.inject({ ...base, headers: { ...base.headers, ...bearer(reports.secret) } })
     t.equal(outside.statusCode, 403, `${label}: another team's key → 403`)
@@ -69,16 +80,36 @@ t.test('prefix scoping on several prefixes; a lock token never works on another 
   const redis = await startRedis({ t })
   const { app } = await authApp(t, redis.url)
   for (const key of ['reports:daily', 'shared:x']) {
-    t.equal((await app.inject({ method: 'POST', url: `/locks/${key}`, headers: bearer(reports.secret) })).statusCode, 201, `${key} is in reports' prefixes`)
+    t.equal(
+      (await app.inject({ method: 'POST', url: `/locks/${key}`, headers: bearer(reports.secret) })).statusCode,
+      201,
+      `${key} is in reports' prefixes`,
+    )
   }
-  t.equal((await app.inject({ method: 'POST', url: '/locks/report', headers: bearer(reports.secret) })).statusCode, 403, 'a key that only looks alike is not')
+  t.equal(
+    (await app.inject({ method: 'POST', url: '/locks/report', headers: bearer(reports.secret) })).statusCode,
+    403,
+    'a key that only looks alike is not',
+  )
   const a = (await app.inject({ method: 'POST', url: '/locks/billing:a', headers: bearer(billing.secret) })).json()
   await app.inject({ method: 'POST', url: '/locks/billing:b', headers: bearer(billing.secret) })
-  const renewB = await app.inject({ method: 'PUT', url: '/locks/billing:b/renew', headers: { ...bearer(billing.secret), 'lock-token': a.token } })
+  const renewB = await app.inject({
+    method: 'PUT',
+    url: '/locks/billing:b/renew',
+    headers: { ...bearer(billing.secret), 'lock-token': a.token },
+  })
   t.equal(renewB.statusCode, 409, "key A's token does not renew key B")
-  const releaseB = await app.inject({ method: 'DELETE', url: '/locks/billing:b', headers: { ...bearer(billing.secret), 'lock-token': a.token } })
-  t.equal(releaseB.statusCode, 409, "nor release it")
-  const releaseFree = await app.inject({ method: 'DELETE', url: '/locks/billing:c', headers: { ...bearer(billing.secret), 'lock-token': a.token } })
+  const releaseB = await app.inject({
+    method: 'DELETE',
+    url: '/locks/billing:b',
+    headers: { ...bearer(billing.secret), 'lock-token': a.token },
+  })
+  t.equal(releaseB.statusCode, 409, 'nor release it')
+  const releaseFree = await app.inject({
+    method: 'DELETE',
+    url: '/locks/billing:c',
+    headers: { ...bearer(billing.secret), 'lock-token': a.token },
+  })
   t.equal(releaseFree.statusCode, 404, 'on a free key it holds nothing')
 })
 
@@ -90,12 +121,20 @@ t.test('open routes stay open; /metrics can be protected; admin routes need an a
   }
   const guarded = await authApp(t, redis.url, { PROTECT_METRICS: 'true' })
   t.equal((await guarded.app.inject({ method: 'GET', url: '/metrics' })).statusCode, 401, 'PROTECT_METRICS=true: /metrics needs a key')
-  t.equal((await guarded.app.inject({ method: 'GET', url: '/metrics', headers: bearer(billing.secret) })).statusCode, 200, 'any valid key reads /metrics')
+  t.equal(
+    (await guarded.app.inject({ method: 'GET', url: '/metrics', headers: bearer(billing.secret) })).statusCode,
+    200,
+    'any valid key reads /metrics',
+  )
   t.equal((await guarded.app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200)
 
   for (const url of ['/locks', '/rwlocks']) {
     t.equal((await open.app.inject({ method: 'GET', url })).statusCode, 401)
-    t.equal((await open.app.inject({ method: 'GET', url, headers: bearer(billing.secret) })).statusCode, 403, `${url}: a non-admin key may not list`)
+    t.equal(
+      (await open.app.inject({ method: 'GET', url, headers: bearer(billing.secret) })).statusCode,
+      403,
+      `${url}: a non-admin key may not list`,
+    )
     t.equal((await open.app.inject({ method: 'GET', url, headers: bearer(ops.secret) })).statusCode, 200, `${url}: an admin key may`)
   }
   await open.app.inject({ method: 'POST', url: '/locks/billing:forced', headers: bearer(billing.secret) })
@@ -109,7 +148,14 @@ t.test('open routes stay open; /metrics can be protected; admin routes need an a
 t.test('without AUTH_FILE the service is open and says so; a bad AUTH_FILE stops the start', async (t) => {
   const redis = await startRedis({ t })
   const lines: string[] = []
-  const app = await buildApp(loadConfig({ REDIS_URLS: redis.url }), { logStream: new Writable({ write: (c: Buffer, _e, done) => (lines.push(c.toString()), done()) }) })
+  const app = await buildApp(loadConfig({ REDIS_URLS: redis.url }), {
+    logStream: new Writable({
+      write: (c: Buffer, _e, done) => {
+        lines.push(c.toString())
+        done()
+      },
+    }),
+  })
   t.teardown(() => app.close())
   t.match(lines.join(''), /"level":40.*AUTH_FILE is not set/, 'a warning at start')
   t.equal((await app.inject({ method: 'GET', url: '/locks' })).statusCode, 200, 'admin routes are open too')

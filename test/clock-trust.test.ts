@@ -32,7 +32,11 @@ t.test('ClockWatch: a clock within the allowance stays trusted; a fast one, a st
   t.ok(Math.abs((within.watch.rate() ?? 0) - 1.005) < 0.001, `measured rate ${within.watch.rate()}`)
   t.same(feed(1.05, 10).changes.slice(0, 1), ['distrusted@1'], 'rate 1.05: distrusted at the second sample')
   t.same(feed(1.015, 30).changes.slice(0, 1), ['distrusted@1'], 'rate 1.015: distrusted within seconds')
-  t.same(feed(1, 10, { second: 4, ms: 50 }).changes, ['distrusted@4', 'trusted@9'], 'a 50 ms step: distrusted, then trusted after 5 s of good behaviour')
+  t.same(
+    feed(1, 10, { second: 4, ms: 50 }).changes,
+    ['distrusted@4', 'trusted@9'],
+    'a 50 ms step: distrusted, then trusted after 5 s of good behaviour',
+  )
   t.same(feed(1, 10, { second: 4, ms: -50 }).changes, ['distrusted@4', 'trusted@9'], 'a step back likewise')
   // A slow answer (a paused node, a busy event loop) widens the window instead of raising an alarm.
   const slow = new ClockWatch(DRIFT, 5000)
@@ -57,7 +61,12 @@ t.test('single mode: a fast clock is detected within seconds, grants are refused
 
   await clock.setRate(1.05)
   const changed = performance.now()
-  await until(async () => (await app.inject({ method: 'GET', url: '/readyz' })).json().nodes[0].clock.state === 'untrusted', 'distrusted', 5000, 50)
+  await until(
+    async () => (await app.inject({ method: 'GET', url: '/readyz' })).json().nodes[0].clock.state === 'untrusted',
+    'distrusted',
+    5000,
+    50,
+  )
   const detectedMs = performance.now() - changed
   t.ok(detectedMs < 3000, `a clock running at 1.05 was distrusted after ${Math.round(detectedMs)} ms`)
   const ready = await app.inject({ method: 'GET', url: '/readyz' })
@@ -81,7 +90,12 @@ t.test('single mode: a fast clock is detected within seconds, grants are refused
   // Back to real speed: trusted again once it has behaved for MAX_TTL_MS.
   await clock.setRate(1)
   const healed = performance.now()
-  await until(async () => (await app.inject({ method: 'POST', url: '/locks/clock-after' })).statusCode === 201, 'grants again', MAX_TTL + 4000, 100)
+  await until(
+    async () => (await app.inject({ method: 'POST', url: '/locks/clock-after' })).statusCode === 201,
+    'grants again',
+    MAX_TTL + 4000,
+    100,
+  )
   const trustedAfter = performance.now() - healed
   t.ok(trustedAfter >= MAX_TTL - 1100, `granting again ${Math.round(trustedAfter)} ms after the clock behaved (probation ${MAX_TTL} ms)`)
   await until(async () => logs().some((l) => /clock trusted again/.test(String(l.msg))), 'the log line', 2000)
@@ -95,7 +109,12 @@ t.test('single mode: a clock step forward is distrusted at the next sample', asy
   await sleep(1200) // two samples
   await clock.step(2000)
   const stepped = performance.now()
-  await until(async () => (await app.inject({ method: 'GET', url: '/readyz' })).json().nodes[0].clock.state === 'untrusted', 'distrusted', 4000, 50)
+  await until(
+    async () => (await app.inject({ method: 'GET', url: '/readyz' })).json().nodes[0].clock.state === 'untrusted',
+    'distrusted',
+    4000,
+    50,
+  )
   t.ok(performance.now() - stepped < 2500, `a +2 s step was distrusted after ${Math.round(performance.now() - stepped)} ms`)
   t.equal((await app.inject({ method: 'POST', url: '/locks/step' })).statusCode, 503)
 })
@@ -103,9 +122,18 @@ t.test('single mode: a clock step forward is distrusted at the next sample', asy
 t.test('quorum: a node with a fast clock stops counting; the others still grant', async (t) => {
   const clock = await clockShim()
   const nodes = await startRedisCluster(3, { t, env: (i) => (i === 0 ? clock.env : undefined) })
-  const { app } = await startApp(t, nodes.map((n) => n.url), { maxTtlMs: 5000 })
+  const { app } = await startApp(
+    t,
+    nodes.map((n) => n.url),
+    { maxTtlMs: 5000 },
+  )
   await clock.setRate(1.1)
-  await until(async () => (await app.inject({ method: 'GET', url: '/readyz' })).json().nodes[0].vote === 'clock_untrusted', 'node 0 distrusted', 5000, 50)
+  await until(
+    async () => (await app.inject({ method: 'GET', url: '/readyz' })).json().nodes[0].vote === 'clock_untrusted',
+    'node 0 distrusted',
+    5000,
+    50,
+  )
   t.equal((await app.inject({ method: 'GET', url: '/readyz' })).statusCode, 200, 'still ready: two of three may vote')
   t.equal((await app.inject({ method: 'POST', url: '/locks/quorum-clock' })).statusCode, 201, 'granted by the two trusted nodes')
   await nodes[1]!.kill()

@@ -39,10 +39,24 @@ function expectProblems(t: Asserts, env: Record<string, string | undefined>, nam
 }
 
 t.test('configEnvNames lists exactly the documented variables', async (t) => {
-  t.same(
-    [...configEnvNames].sort(),
-    ['AUTH_FILE', 'DEFAULT_TTL_MS', 'DRIFT_FACTOR', 'HOST', 'KEY_PREFIX', 'LOG_LEVEL', 'MAX_READERS', 'MAX_SEMAPHORE_LIMIT', 'MAX_TTL_MS', 'MAX_WAITERS', 'MAX_WAIT_MS', 'NODE_TIMEOUT_MS', 'PORT', 'PROTECT_METRICS', 'REDIS_URL', 'REDIS_URLS'],
-  )
+  t.same([...configEnvNames].sort(), [
+    'AUTH_FILE',
+    'DEFAULT_TTL_MS',
+    'DRIFT_FACTOR',
+    'HOST',
+    'KEY_PREFIX',
+    'LOG_LEVEL',
+    'MAX_READERS',
+    'MAX_SEMAPHORE_LIMIT',
+    'MAX_TTL_MS',
+    'MAX_WAITERS',
+    'MAX_WAIT_MS',
+    'NODE_TIMEOUT_MS',
+    'PORT',
+    'PROTECT_METRICS',
+    'REDIS_URL',
+    'REDIS_URLS',
+  ])
   t.ok(Object.isFrozen(configEnvNames))
 })
 
@@ -248,7 +262,9 @@ t.test('the server refuses to start on a bad environment, naming each bad variab
   t.teardown(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
   })
-  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('exit', (c, s) => resolve([c, s])))
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+    child.once('exit', (c, s) => resolve([c, s])),
+  )
   t.equal(signal, null, 'it exits by itself')
   t.not(code, 0, `a non-zero exit code (got ${code})`)
   const lines = stderr.split('\n')

@@ -32,7 +32,8 @@ function serviceEnv(service: Record<string, unknown>, baseDir = root): Env {
       else env.set(text.slice(0, eq).trim(), text.slice(eq + 1))
     }
   } else if (environment && typeof environment === 'object') {
-    for (const [name, value] of Object.entries(environment)) env.set(name, value === null || value === undefined ? undefined : String(value))
+    for (const [name, value] of Object.entries(environment))
+      env.set(name, value === null || value === undefined ? undefined : String(value))
   } else if (environment !== undefined) {
     throw new Error(`environment must be a list or a map, got ${JSON.stringify(environment)}`)
   }
@@ -77,7 +78,9 @@ t.test('serviceEnv reads both environment forms', async (t) => {
   t.same([...list.keys()], ['REDIS_URLS', 'PORT', 'LOG_LEVEL', 'KEY_PREFIX'])
   t.equal(list.get('KEY_PREFIX'), 'a=b:', 'only the first = splits')
   t.equal(list.get('LOG_LEVEL'), undefined, 'a bare name passes the host value through')
-  const map = serviceEnv(YAML.parse('environment:\n  PORT: 8080\n  HOST: 0.0.0.0\n  LOG_LEVEL:\n  DRIFT_FACTOR: 0.02\n') as Record<string, unknown>)
+  const map = serviceEnv(
+    YAML.parse('environment:\n  PORT: 8080\n  HOST: 0.0.0.0\n  LOG_LEVEL:\n  DRIFT_FACTOR: 0.02\n') as Record<string, unknown>,
+  )
   t.same([...map.keys()], ['PORT', 'HOST', 'LOG_LEVEL', 'DRIFT_FACTOR'])
   t.equal(map.get('PORT'), '8080', 'numbers become strings')
   t.equal(map.get('LOG_LEVEL'), undefined)
@@ -88,7 +91,11 @@ t.test('serviceEnv reads both environment forms', async (t) => {
 t.test('docker-compose.yml: each service built here sets only variables the config knows, on ports and paths that exist', async (t) => {
   const services = composeServices()
   const built = builtServices(services)
-  t.same(built.map(([name]) => name), ['lock-service', 'lock-service-quorum'], 'the single-Redis service and the quorum one')
+  t.same(
+    built.map(([name]) => name),
+    ['lock-service', 'lock-service-quorum'],
+    'the single-Redis service and the quorum one',
+  )
   for (const [name, service] of built) {
     const env = serviceEnv(service)
     t.ok(env.size > 0, `${name}: sets some environment`)
@@ -127,13 +134,17 @@ t.test('docker-compose.yml: profile quorum runs three independent Redis masters 
   const redises = quorum.filter(([, s]) => String(s.image).startsWith('redis:')).map(([name]) => name)
   t.equal(redises.length, 3, `three Redis services in the profile (${redises.join(', ')})`)
   const [, lockQuorum] = builtServices(services).find(([name]) => name === 'lock-service-quorum') ?? ['', {}]
-  const urls = loadConfig(Object.fromEntries([...serviceEnv(lockQuorum)].filter((e): e is [string, string] => e[1] !== undefined))).redisUrls
+  const urls = loadConfig(
+    Object.fromEntries([...serviceEnv(lockQuorum)].filter((e): e is [string, string] => e[1] !== undefined)),
+  ).redisUrls
   t.same(urls.map((u) => new URL(u).hostname).sort(), redises.sort(), 'its REDIS_URLS name the three, each once')
   for (const redis of redises) {
     const command = (services[redis]?.command as string[] | undefined)?.join(' ') ?? ''
     t.notMatch(command, /replicaof|slaveof/i, `${redis} is a master`)
   }
-  const defaults = Object.entries(services).filter(([, s]) => profilesOf(s).length === 0).map(([name]) => name)
+  const defaults = Object.entries(services)
+    .filter(([, s]) => profilesOf(s).length === 0)
+    .map(([name]) => name)
   t.same(defaults.sort(), ['lock-service', 'redis'], 'without a profile: one Redis and the service')
 })
 
@@ -159,7 +170,9 @@ t.test('docker-compose.yml: Redis 7 with a health check the services wait for', 
 t.test('every document a shipped file names is in the repository', async (t) => {
   const shipped = ['Dockerfile', 'docker-compose.yml', 'README.md', 'openapi.yaml', 'package.json', '.dockerignore', '.ci/run']
   const walk = (dir: string): string[] =>
-    readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(`${dir}/${e.name}`) : [`${dir}/${e.name}`]))
+    readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? walk(`${dir}/${e.name}`) : [`${dir}/${e.name}`],
+    )
   const files = [...shipped, ...walk('src'), ...walk('scripts'), ...walk('deploy'), ...walk('docs')]
   const repoFiles = [...files, ...walk('bench'), ...walk('test')]
   let named = 0
@@ -167,7 +180,10 @@ t.test('every document a shipped file names is in the repository', async (t) => 
     for (const [doc] of read(file).matchAll(/[\w./-]*[\w-]+\.md\b/g)) {
       named++
       const wanted = path.normalize(doc).replace(/^(\.\.?\/)+/, '')
-      t.ok(repoFiles.some((f) => path.normalize(f).endsWith(wanted)), `${file} names ${doc}: it is in the repository`)
+      t.ok(
+        repoFiles.some((f) => path.normalize(f).endsWith(wanted)),
+        `${file} names ${doc}: it is in the repository`,
+      )
     }
   }
   t.ok(named > 0, `${named} references checked`)
@@ -219,7 +235,13 @@ function matchSource(source: string): string[] {
   const clean = source.replace(/^\.\//, '').replace(/\/$/, '')
   if (!/[*?]/.test(clean)) return existsSync(path.join(root, clean)) ? [clean] : []
   const dir = path.dirname(clean)
-  const pattern = new RegExp(`^${path.basename(clean).replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]')}$`)
+  const pattern = new RegExp(
+    `^${path
+      .basename(clean)
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '[^/]*')
+      .replace(/\?/g, '[^/]')}$`,
+  )
   if (!existsSync(path.join(root, dir))) return []
   return readdirSync(path.join(root, dir))
     .filter((f) => pattern.test(f))
@@ -232,7 +254,16 @@ function ignoredBy(file: string, patterns: string[]): boolean {
   for (const raw of patterns) {
     const negate = raw.startsWith('!')
     const pattern = (negate ? raw.slice(1) : raw).replace(/^\/|\/$/g, '')
-    const re = new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*\*/g, '\u0000').replace(/\*/g, '[^/]*').replace(/\u0000/g, '.*').replace(/\?/g, '[^/]')}(/.*)?$`)
+    // NUL marks '**' while '*' is rewritten.
+    const DOUBLE_STAR = String.fromCharCode(0)
+    const re = new RegExp(
+      `^${pattern
+        .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+        .replaceAll('**', DOUBLE_STAR)
+        .replace(/\*/g, '[^/]*')
+        .replaceAll(DOUBLE_STAR, '.*')
+        .replace(/\?/g, '[^/]')}(/.*)?$`,
+    )
     if (re.test(file)) ignored = !negate
   }
   return ignored
@@ -244,7 +275,15 @@ const finalStage = stageCount - 1
 
 t.test('parseDockerfile joins continuations and drops comments', async (t) => {
   const parsed = parseDockerfile('# c\nFROM a AS b\nRUN x \\\n  && y\n# c2\nFROM c\nCOPY --from=b /x ./x\n')
-  t.same(parsed.map((i) => [i.op, i.stage]), [['FROM', 0], ['RUN', 0], ['FROM', 1], ['COPY', 1]])
+  t.same(
+    parsed.map((i) => [i.op, i.stage]),
+    [
+      ['FROM', 0],
+      ['RUN', 0],
+      ['FROM', 1],
+      ['COPY', 1],
+    ],
+  )
   t.match(parsed[1]?.args, /^x\s+&& y$/)
   t.same(copyArgs('--chown=node:node a b ./'), { flags: ['--chown=node:node'], sources: ['a', 'b'], dest: './' })
   t.same(copyArgs('["a b", "c"]'), { flags: [], sources: ['a b'], dest: 'c' })
@@ -261,39 +300,55 @@ t.test('Dockerfile: multi-stage build on a supported Node LTS (22 or 24), slim',
   const runs = (stage: number) => dockerfile.filter((i) => i.op === 'RUN' && i.stage === stage).map((i) => i.args)
   const buildStage = dockerfile.find((i) => i.op === 'RUN' && /npm run build/.test(i.args))?.stage
   t.ok(buildStage !== undefined && buildStage < finalStage, 'an earlier stage runs npm run build')
-  if (buildStage !== undefined) t.ok(runs(buildStage).some((r) => /npm ci(?!.*--omit=dev)/.test(r)), 'after a full npm ci')
-  t.ok(runs(finalStage).some((r) => /npm ci\b.*--omit=dev/.test(r)), 'the runtime installs production dependencies only')
-  t.notOk(runs(finalStage).some((r) => /npm run build|tsc/.test(r)), 'the runtime does not compile')
+  if (buildStage !== undefined)
+    t.ok(
+      runs(buildStage).some((r) => /npm ci(?!.*--omit=dev)/.test(r)),
+      'after a full npm ci',
+    )
+  t.ok(
+    runs(finalStage).some((r) => /npm ci\b.*--omit=dev/.test(r)),
+    'the runtime installs production dependencies only',
+  )
+  t.notOk(
+    runs(finalStage).some((r) => /npm run build|tsc/.test(r)),
+    'the runtime does not compile',
+  )
   const fromBuild = dockerfile.filter((i) => i.op === 'COPY' && i.stage === finalStage && /--from=/.test(i.args))
-  t.ok(fromBuild.some((i) => copyArgs(i.args).sources.some((s) => /\/dist\/?$/.test(s))), 'the runtime copies dist/ from the build stage')
+  t.ok(
+    fromBuild.some((i) => copyArgs(i.args).sources.some((s) => /\/dist\/?$/.test(s))),
+    'the runtime copies dist/ from the build stage',
+  )
 })
 
-t.test('Dockerfile: runs as a non-root user, sets only config variables, exposes its PORT, health-checks /readyz, starts dist/server.js', async (t) => {
-  const users = dockerfile.filter((i) => i.op === 'USER' && i.stage === finalStage)
-  const user = users.at(-1)?.args.split(':')[0]?.trim()
-  t.ok(user, 'the runtime stage sets a USER')
-  t.notOk(user === 'root' || user === '0', `USER ${user} is not root`)
+t.test(
+  'Dockerfile: runs as a non-root user, sets only config variables, exposes its PORT, health-checks /readyz, starts dist/server.js',
+  async (t) => {
+    const users = dockerfile.filter((i) => i.op === 'USER' && i.stage === finalStage)
+    const user = users.at(-1)?.args.split(':')[0]?.trim()
+    t.ok(user, 'the runtime stage sets a USER')
+    t.notOk(user === 'root' || user === '0', `USER ${user} is not root`)
 
-  const env = new Map<string, string>()
-  for (const i of dockerfile.filter((x) => x.op === 'ENV' && x.stage === finalStage)) {
-    for (const m of i.args.matchAll(/([A-Za-z_][A-Za-z0-9_]*)=("[^"]*"|\S*)/g)) env.set(m[1] ?? '', (m[2] ?? '').replace(/^"|"$/g, ''))
-  }
-  for (const name of env.keys()) t.ok(configEnvNames.includes(name), `ENV ${name} is a variable src/config.ts reads`)
-  const config = loadConfig(Object.fromEntries(env))
-  const expose = dockerfile.filter((i) => i.op === 'EXPOSE').flatMap((i) => i.args.split(/\s+/))
-  t.ok(expose.includes(String(config.port)) || expose.includes(`${config.port}/tcp`), `EXPOSE ${config.port}, the PORT it runs with`)
+    const env = new Map<string, string>()
+    for (const i of dockerfile.filter((x) => x.op === 'ENV' && x.stage === finalStage)) {
+      for (const m of i.args.matchAll(/([A-Za-z_][A-Za-z0-9_]*)=("[^"]*"|\S*)/g)) env.set(m[1] ?? '', (m[2] ?? '').replace(/^"|"$/g, ''))
+    }
+    for (const name of env.keys()) t.ok(configEnvNames.includes(name), `ENV ${name} is a variable src/config.ts reads`)
+    const config = loadConfig(Object.fromEntries(env))
+    const expose = dockerfile.filter((i) => i.op === 'EXPOSE').flatMap((i) => i.args.split(/\s+/))
+    t.ok(expose.includes(String(config.port)) || expose.includes(`${config.port}/tcp`), `EXPOSE ${config.port}, the PORT it runs with`)
 
-  const healthchecks = dockerfile.filter((i) => i.op === 'HEALTHCHECK' && i.stage === finalStage)
-  t.equal(healthchecks.length, 1, 'one HEALTHCHECK in the runtime stage')
-  const hc = healthchecks[0]?.args ?? ''
-  t.equal(probedPath(hc), '/readyz', 'it probes /readyz: healthy = can grant')
-  t.ok(routePaths.has(probedPath(hc) ?? ''), 'a route of the service')
-  t.match(hc, /CMD\s+(\[\s*"node"|node\s)/, 'with node (slim images have no curl)')
-  t.notMatch(hc, /\b(curl|wget)\b/, 'no curl or wget')
+    const healthchecks = dockerfile.filter((i) => i.op === 'HEALTHCHECK' && i.stage === finalStage)
+    t.equal(healthchecks.length, 1, 'one HEALTHCHECK in the runtime stage')
+    const hc = healthchecks[0]?.args ?? ''
+    t.equal(probedPath(hc), '/readyz', 'it probes /readyz: healthy = can grant')
+    t.ok(routePaths.has(probedPath(hc) ?? ''), 'a route of the service')
+    t.match(hc, /CMD\s+(\[\s*"node"|node\s)/, 'with node (slim images have no curl)')
+    t.notMatch(hc, /\b(curl|wget)\b/, 'no curl or wget')
 
-  const cmd = dockerfile.filter((i) => i.op === 'CMD' && i.stage === finalStage).at(-1)?.args ?? ''
-  t.same(JSON.parse(cmd), ['node', 'dist/server.js'])
-})
+    const cmd = dockerfile.filter((i) => i.op === 'CMD' && i.stage === finalStage).at(-1)?.args ?? ''
+    t.same(JSON.parse(cmd), ['node', 'dist/server.js'])
+  },
+)
 
 t.test('Dockerfile: every file copied from the build context exists and is not dockerignored', async (t) => {
   const ignore = read('.dockerignore')

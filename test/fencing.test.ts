@@ -42,7 +42,10 @@ t.test('fences strictly increase across a service restart and a Redis restart th
   t.ok(seen.at(-1)! > seen.at(-2)!, `after data loss: ${seen.at(-1)} > ${seen.at(-2)}`)
 
   for (let i = 1; i < seen.length; i++) t.ok(seen[i]! > seen[i - 1]!, `fence ${i} increases`)
-  t.ok(seen.every((f) => Number.isSafeInteger(f)), 'every fence is a safe integer (< 2^53)')
+  t.ok(
+    seen.every((f) => Number.isSafeInteger(f)),
+    'every fence is a safe integer (< 2^53)',
+  )
 
   const [seconds, micros] = (await client.time()) as [string | number, string | number]
   const redisNowUs = Number(seconds) * 1e6 + Number(micros)

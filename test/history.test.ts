@@ -43,8 +43,7 @@ t.test('a hold nested inside another is caught', async (t) => {
 })
 
 t.test('read/write conflicts', async (t) => {
-  const rw = (mode: HoldMode, fence: number, start: number, end: number): Hold =>
-    hold({ namespace: 'rwlocks', mode, fence, start, end })
+  const rw = (mode: HoldMode, fence: number, start: number, end: number): Hold => hold({ namespace: 'rwlocks', mode, fence, start, end })
   t.same(check(rw('read', 1, 0, 10), rw('read', 2, 5, 15), rw('read', 3, 6, 7)), [], 'reads may overlap')
   t.same(kinds(check(rw('read', 1, 0, 10), rw('write', 2, 5, 15))), ['overlap'], 'read then overlapping write')
   t.same(kinds(check(rw('write', 1, 0, 10), rw('read', 2, 5, 15))), ['overlap'], 'write then overlapping read')
@@ -60,7 +59,10 @@ t.test('read/write conflicts', async (t) => {
 t.test('different keys and namespaces never conflict', async (t) => {
   t.same(check(hold({ key: 'a', fence: 1, start: 0, end: 10 }), hold({ key: 'b', fence: 1, start: 5, end: 15 })), [])
   t.same(
-    check(hold({ namespace: 'locks', fence: 1, start: 0, end: 10 }), hold({ namespace: 'rwlocks', mode: 'write', fence: 1, start: 5, end: 15 })),
+    check(
+      hold({ namespace: 'locks', fence: 1, start: 0, end: 10 }),
+      hold({ namespace: 'rwlocks', mode: 'write', fence: 1, start: 5, end: 15 }),
+    ),
     [],
   )
   t.same(
@@ -81,8 +83,7 @@ t.test('fence order', async (t) => {
     'every hold after the high fence is reported',
   )
 
-  const rw = (mode: HoldMode, fence: number, start: number, end: number): Hold =>
-    hold({ namespace: 'rwlocks', mode, fence, start, end })
+  const rw = (mode: HoldMode, fence: number, start: number, end: number): Hold => hold({ namespace: 'rwlocks', mode, fence, start, end })
   t.same(kinds(check(rw('write', 5, 0, 10), rw('read', 4, 20, 30))), ['fence_order'], 'write then read')
   t.same(kinds(check(rw('read', 5, 0, 10), rw('write', 4, 20, 30))), ['fence_order'], 'read then write')
   t.same(
@@ -91,12 +92,7 @@ t.test('fence order', async (t) => {
     'read then read is not judged by interval alone: a delayed grant response can legitimately look like this',
   )
   t.same(
-    kinds(
-      check(
-        { ...rw('read', 5, 0, 10), requestStartedAt: -1 },
-        { ...rw('read', 4, 20, 30), requestStartedAt: 15 },
-      ),
-    ),
+    kinds(check({ ...rw('read', 5, 0, 10), requestStartedAt: -1 }, { ...rw('read', 4, 20, 30), requestStartedAt: 15 })),
     ['fence_order'],
     'read then read is caught once the later request was sent after the earlier grant arrived',
   )
@@ -241,17 +237,29 @@ t.test(`randomized: 5,000 sequential holds, then one perturbation (seed ${SEED})
     const overlap = perturbed(i, (x, y) => {
       x.end = (y.start + y.end) / 2
     })
-    t.same(overlap.map((v) => [v.kind, v.a.client, v.b?.client]), [['overlap', a.client, b.client]], `overlap at ${i}`)
+    t.same(
+      overlap.map((v) => [v.kind, v.a.client, v.b?.client]),
+      [['overlap', a.client, b.client]],
+      `overlap at ${i}`,
+    )
 
     const swapped = perturbed(i, (x, y) => {
       ;[x.fence, y.fence] = [y.fence, x.fence]
     })
-    t.same(swapped.map((v) => [v.kind, v.a.client, v.b?.client]), [['fence_order', a.client, b.client]], `fence swap at ${i}`)
+    t.same(
+      swapped.map((v) => [v.kind, v.a.client, v.b?.client]),
+      [['fence_order', a.client, b.client]],
+      `fence swap at ${i}`,
+    )
 
     const duplicate = perturbed(i, (x, y) => {
       y.fence = x.fence
     })
-    t.same(duplicate.map((v) => [v.kind, v.a.client, v.b?.client]), [['duplicate_fence', a.client, b.client]], `duplicate at ${i}`)
+    t.same(
+      duplicate.map((v) => [v.kind, v.a.client, v.b?.client]),
+      [['duplicate_fence', a.client, b.client]],
+      `duplicate at ${i}`,
+    )
   }
 })
 
@@ -314,7 +322,11 @@ t.test('semaphore: holds may overlap while their permits fit the limit', async (
 })
 
 t.test('semaphore: more permits than the limit at one instant is over_limit', async (t) => {
-  const vs = check(permit(1, 2, 0, 10, { client: 'alice' }), permit(2, 2, 1, 10, { client: 'bob' }), permit(3, 1, 9, 20, { client: 'carol' }))
+  const vs = check(
+    permit(1, 2, 0, 10, { client: 'alice' }),
+    permit(2, 2, 1, 10, { client: 'bob' }),
+    permit(3, 1, 9, 20, { client: 'carol' }),
+  )
   t.same(kinds(vs), ['over_limit'])
   t.equal(vs[0]?.b?.client, 'carol', 'reported at the start of the hold that went over')
   t.match(vs[0]?.message, /5 permits in use \(limit 4\).*carol \(1 of 4 permits.*alice.*bob/)
@@ -336,7 +348,11 @@ t.test('semaphore: fences strictly increase per key, across all its holds', asyn
     ['fence_order'],
     'a hold requested after another was granted carries the higher fence',
   )
-  t.same(check(permit(5, 1, 0, 10), permit(4, 1, 20, 30)), [], 'without the request time, as for read holds, a delayed answer may look like this')
+  t.same(
+    check(permit(5, 1, 0, 10), permit(4, 1, 20, 30)),
+    [],
+    'without the request time, as for read holds, a delayed answer may look like this',
+  )
 })
 
 t.test('semaphore: malformed holds are bad_interval', async (t) => {
@@ -375,32 +391,57 @@ function semaphoreHolds(n: number, limit: number, random: () => number): Hold[] 
     const start = now + random() * 2
     const end = start + random() * 30
     live.push({ end, permits })
-    out.push({ key: 'sem', namespace: 'semaphores', mode: 'permit', client: `c${i}`, fence: (fence += 1 + Math.floor(random() * 2)), permits, limit, start, end, requestStartedAt })
+    out.push({
+      key: 'sem',
+      namespace: 'semaphores',
+      mode: 'permit',
+      client: `c${i}`,
+      fence: (fence += 1 + Math.floor(random() * 2)),
+      permits,
+      limit,
+      start,
+      end,
+      requestStartedAt,
+    })
     now = start + random() * 2
   }
   return out
 }
 
-t.test(`randomized: 5,000 holds of a semaphore of limit 4 are safe; one extra hold at the busiest instant is caught (seed ${SEED})`, async (t) => {
-  const random = rng(SEED + 3)
-  const holds = semaphoreHolds(5_000, 4, random)
-  const clean = new History()
-  for (const h of holds) clean.record(h)
-  t.same(clean.check(), [], 'the unperturbed history is safe')
-  const peak = clean.permitPeaks().get('semaphores/sem')
-  t.ok(peak && peak.maxInUse <= 4 && peak.maxInUse >= 3, `busy: up to ${peak?.maxInUse} of 4 permits at once`)
+t.test(
+  `randomized: 5,000 holds of a semaphore of limit 4 are safe; one extra hold at the busiest instant is caught (seed ${SEED})`,
+  async (t) => {
+    const random = rng(SEED + 3)
+    const holds = semaphoreHolds(5_000, 4, random)
+    const clean = new History()
+    for (const h of holds) clean.record(h)
+    t.same(clean.check(), [], 'the unperturbed history is safe')
+    const peak = clean.permitPeaks().get('semaphores/sem')
+    t.ok(peak && peak.maxInUse <= 4 && peak.maxInUse >= 3, `busy: up to ${peak?.maxInUse} of 4 permits at once`)
 
-  for (let round = 0; round < 20; round++) {
-    // A hold of one permit inside a random hold, when that hold starts: over the limit only if
-    // every permit was taken right then.
-    const i = Math.floor(random() * holds.length)
-    const at = holds[i] as Hold
-    const inUseThen = holds.filter((h) => h.start <= at.start && h.end > at.start && h.end > h.start).reduce((s, h) => s + (h.permits as number), 0)
-    const extra: Hold = { ...at, client: 'intruder', fence: at.fence + 0.5, permits: 1, start: at.start, end: at.start + 0.001, requestStartedAt: undefined }
-    const h = new History()
-    for (const x of [...holds, extra]) h.record(x)
-    const found = kinds(h.check())
-    if (inUseThen + 1 > 4) t.same(found, ['over_limit'], `round ${round}: ${inUseThen} in use at ${at.client}'s start: the intruder is caught`)
-    else t.same(found, [], `round ${round}: ${inUseThen} in use at ${at.client}'s start: the intruder fits`)
-  }
-})
+    for (let round = 0; round < 20; round++) {
+      // A hold of one permit inside a random hold, when that hold starts: over the limit only if
+      // every permit was taken right then.
+      const i = Math.floor(random() * holds.length)
+      const at = holds[i] as Hold
+      const inUseThen = holds
+        .filter((h) => h.start <= at.start && h.end > at.start && h.end > h.start)
+        .reduce((s, h) => s + (h.permits as number), 0)
+      const extra: Hold = {
+        ...at,
+        client: 'intruder',
+        fence: at.fence + 0.5,
+        permits: 1,
+        start: at.start,
+        end: at.start + 0.001,
+        requestStartedAt: undefined,
+      }
+      const h = new History()
+      for (const x of [...holds, extra]) h.record(x)
+      const found = kinds(h.check())
+      if (inUseThen + 1 > 4)
+        t.same(found, ['over_limit'], `round ${round}: ${inUseThen} in use at ${at.client}'s start: the intruder is caught`)
+      else t.same(found, [], `round ${round}: ${inUseThen} in use at ${at.client}'s start: the intruder fits`)
+    }
+  },
+)

@@ -46,8 +46,21 @@ t.test('framework-made errors in the one error shape', async (t) => {
     ['headers over the limit', request('GET /healthz HTTP/1.1', `X-Big: ${'a'.repeat(20_000)}\r\n`), 431, 'headers_too_large'],
     ['a bad %-escape', request('GET /locks/%zz HTTP/1.1'), 400, 'invalid_request'],
     ['not HTTP at all', raw(port, 'HELLO THERE\r\n\r\n'), 400, 'invalid_request'],
-    ['a bad Content-Length', request('POST /locks/k HTTP/1.1', 'Content-Type: application/json\r\nContent-Length: abc\r\n'), 400, 'invalid_request'],
-    ['a bad chunk', raw(port, 'POST /locks/k HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n'), 400, 'invalid_request'],
+    [
+      'a bad Content-Length',
+      request('POST /locks/k HTTP/1.1', 'Content-Type: application/json\r\nContent-Length: abc\r\n'),
+      400,
+      'invalid_request',
+    ],
+    [
+      'a bad chunk',
+      raw(
+        port,
+        'POST /locks/k HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n',
+      ),
+      400,
+      'invalid_request',
+    ],
     ['PATCH on a lock', request('PATCH /locks/k HTTP/1.1'), 405, 'method_not_allowed'],
     ['an unknown method on a lock', request('PROPFIND /locks/k HTTP/1.1'), 405, 'method_not_allowed'],
   ]
@@ -85,5 +98,9 @@ t.test('405 method_not_allowed lists the methods of the path, in Allow and in th
     t.equal(res.json().error, 'method_not_allowed')
   }
   const unknown = await app.inject({ method: 'GET', url: '/locks/a/b' })
-  t.same([unknown.statusCode, unknown.json().error, unknown.headers.allow], [404, 'route_not_found', undefined], 'an unknown path stays 404')
+  t.same(
+    [unknown.statusCode, unknown.json().error, unknown.headers.allow],
+    [404, 'route_not_found', undefined],
+    'an unknown path stays 404',
+  )
 })

@@ -95,7 +95,23 @@ t.test('usage errors exit 64 before any request; --help documents every command 
 
   const help = await lockctl(['--help'])
   t.equal(help.code, 0)
-  for (const word of ['run', 'acquire', 'renew', 'release', 'status', 'list', 'LOCK_FENCE', 'LOCK_KEY', 'LOCK_SERVICE_URL', 'LOCK_SERVICE_KEY', 'Exit codes', '64', '69', '70', '75']) {
+  for (const word of [
+    'run',
+    'acquire',
+    'renew',
+    'release',
+    'status',
+    'list',
+    'LOCK_FENCE',
+    'LOCK_KEY',
+    'LOCK_SERVICE_URL',
+    'LOCK_SERVICE_KEY',
+    'Exit codes',
+    '64',
+    '69',
+    '70',
+    '75',
+  ]) {
     t.ok(help.stdout.includes(word), `--help mentions ${word}`)
   }
   t.equal((await lockctl(['help'])).stdout, help.stdout, '`lockctl help` prints the same')
@@ -184,7 +200,10 @@ t.test('--read runs share the lock, --write excludes them (and exclusive locks a
   const w = spawnLockctl(['run', 'rw:doc', '--write', ...sh(gate(dir, 'writer'))], opts)
   await started(dir, 'writer')
   t.equal((await get('/rwlocks/rw:doc')).body.readers, 0)
-  const [r, w2] = await Promise.all([lockctl(['run', 'rw:doc', '--read', '--', 'true'], opts), lockctl(['run', 'rw:doc', '--write', '--', 'true'], opts)])
+  const [r, w2] = await Promise.all([
+    lockctl(['run', 'rw:doc', '--read', '--', 'true'], opts),
+    lockctl(['run', 'rw:doc', '--write', '--', 'true'], opts),
+  ])
   t.equal(r.code, 75, 'no reader while the writer runs')
   t.equal(w2.code, 75, 'nor another writer')
   open(dir, 'writer')
@@ -194,7 +213,10 @@ t.test('--read runs share the lock, --write excludes them (and exclusive locks a
 
 t.test('renewals keep a 300 ms lock held for a 1.2 s CMD; nobody else gets it meanwhile', async (t) => {
   const dir = t.testdir()
-  const run = spawnLockctl(['run', 'renew:short', '--ttl', '300ms', ...sh(`echo $LOCK_FENCE > ${dir}/fence; sleep 1.2; touch ${dir}/end`)], opts)
+  const run = spawnLockctl(
+    ['run', 'renew:short', '--ttl', '300ms', ...sh(`echo $LOCK_FENCE > ${dir}/fence; sleep 1.2; touch ${dir}/end`)],
+    opts,
+  )
   const fence = Number(await until('CMD to start', () => fileText(`${dir}/fence`)))
   const seen: string[] = []
   let polls = 0
@@ -207,7 +229,8 @@ t.test('renewals keep a 300 ms lock held for a 1.2 s CMD; nobody else gets it me
       break
     }
     polls++
-    if (state.status !== 200 || state.body.fence !== fence || other.status !== 409) seen.push(`${state.status} fence ${String(state.body.fence)} / other ${other.status}`)
+    if (state.status !== 200 || state.body.fence !== fence || other.status !== 409)
+      seen.push(`${state.status} fence ${String(state.body.fence)} / other ${other.status}`)
     await new Promise((r) => setTimeout(r, 50))
   }
   t.ok(polls >= 5, `${polls} checks while CMD ran`)
@@ -220,7 +243,10 @@ t.test('renewals keep a 300 ms lock held for a 1.2 s CMD; nobody else gets it me
 
 t.test('lock lost (its Redis keys vanish): CMD and its children are terminated, exit 70', async (t) => {
   const dir = t.testdir()
-  const run = spawnLockctl(['run', 'lost:wiped', '--ttl', '1s', ...sh(`echo $$ > ${dir}/pid; sleep 30 & echo $! > ${dir}/child; wait`)], opts)
+  const run = spawnLockctl(
+    ['run', 'lost:wiped', '--ttl', '1s', ...sh(`echo $$ > ${dir}/pid; sleep 30 & echo $! > ${dir}/child; wait`)],
+    opts,
+  )
   const pid = Number(await until('CMD to start', () => fileText(`${dir}/child`) && fileText(`${dir}/pid`)))
   const child = Number(fileText(`${dir}/child`))
   t.ok(processAlive(pid) && processAlive(child), 'CMD and its child run')
@@ -249,7 +275,10 @@ t.test('lock lost (renewals fail until the validity runs out): CMD is terminated
 
 t.test('lock lost: a CMD that ignores SIGTERM gets SIGKILL after --grace', async (t) => {
   const dir = t.testdir()
-  const run = spawnLockctl(['run', 'lost:stubborn', '--ttl', '1s', '--grace', '300ms', ...sh(`trap "" TERM; echo $$ > ${dir}/pid; while :; do sleep 0.1; done`)], opts)
+  const run = spawnLockctl(
+    ['run', 'lost:stubborn', '--ttl', '1s', '--grace', '300ms', ...sh(`trap "" TERM; echo $$ > ${dir}/pid; while :; do sleep 0.1; done`)],
+    opts,
+  )
   const pid = Number(await until('CMD to start', () => fileText(`${dir}/pid`)))
   await wipe('lock', 'lost:stubborn')
   const done = await run.done
@@ -260,7 +289,16 @@ t.test('lock lost: a CMD that ignores SIGTERM gets SIGKILL after --grace', async
 
 t.test('signals to lockctl are forwarded to CMD, then the lock is released', async (t) => {
   const dir = t.testdir()
-  const run = spawnLockctl(['run', 'sig:term', '--ttl', '10s', ...sh(`trap "echo TERM > ${dir}/marker; exit 0" TERM; echo ready > ${dir}/ready; while :; do sleep 0.05; done`)], opts)
+  const run = spawnLockctl(
+    [
+      'run',
+      'sig:term',
+      '--ttl',
+      '10s',
+      ...sh(`trap "echo TERM > ${dir}/marker; exit 0" TERM; echo ready > ${dir}/ready; while :; do sleep 0.05; done`),
+    ],
+    opts,
+  )
   await until('CMD to start', () => fileText(`${dir}/ready`))
   t.equal((await get('/locks/sig:term')).status, 200)
   run.child.kill('SIGTERM')
@@ -269,7 +307,10 @@ t.test('signals to lockctl are forwarded to CMD, then the lock is released', asy
   t.equal(done.code, 0, "and lockctl exits with CMD's code")
   t.equal((await get('/locks/sig:term')).status, 404, 'released')
 
-  for (const [signal, code] of [['SIGINT', 130], ['SIGHUP', 129]] as const) {
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGHUP', 129],
+  ] as const) {
     const key = `sig:${signal}`
     const r = spawnLockctl(['run', key, ...sh(`echo ready > ${dir}/${signal}; exec sleep 30`)], opts)
     await until('CMD to start', () => fileText(`${dir}/${signal}`))
@@ -304,7 +345,12 @@ t.test('run: CMD not found exits 127 and releases; the service unreachable exits
 
   const closed = { url: `http://127.0.0.1:${await freePort()}` }
   const dir = t.testdir()
-  const commands = [['run', 'k', '--', 'touch', `${dir}/ran`], ['acquire', 'k'], ['release', 'k', '--token', 'some-owner-token-0000'], ['list']]
+  const commands = [
+    ['run', 'k', '--', 'touch', `${dir}/ran`],
+    ['acquire', 'k'],
+    ['release', 'k', '--token', 'some-owner-token-0000'],
+    ['list'],
+  ]
   const results = await Promise.all(commands.map((args) => lockctl(args, closed)))
   results.forEach((r, i) => {
     t.equal(r.code, 69, `${commands[i]![0]}: 69 when unreachable`)
@@ -374,7 +420,11 @@ t.test('acquire, renew, release, status: output and exit codes', async (t) => {
   const mine = 'my-own-chosen-token-0001'
   const chosen = await lockctl(['acquire', 'cmd:y', '--token', mine, '--wait', '1s'], opts)
   t.equal(JSON.parse(chosen.stdout).token, mine, '--token chooses the token')
-  t.equal((await lockctl(['release', 'cmd:y', '--token', mine, '--url', url], { url: 'http://127.0.0.1:1' })).code, 0, '--url overrides LOCK_SERVICE_URL')
+  t.equal(
+    (await lockctl(['release', 'cmd:y', '--token', mine, '--url', url], { url: 'http://127.0.0.1:1' })).code,
+    0,
+    '--url overrides LOCK_SERVICE_URL',
+  )
 })
 
 t.test('read-write holds from the command line', async (t) => {
@@ -396,10 +446,16 @@ t.test('read-write holds from the command line', async (t) => {
   t.equal(renewRead.code, 0)
   t.equal(renewWrite.code, 1, 'not a write hold')
   const releases = await Promise.all([token1, token2].map((tk) => lockctl(['release', 'cmd:rw', '--read', '--token', tk], opts)))
-  t.same(releases.map((r) => r.code), [0, 0])
+  t.same(
+    releases.map((r) => r.code),
+    [0, 0],
+  )
   const w = await lockctl(['acquire', 'cmd:rw', '--write', '--ttl', '5s'], opts)
   t.equal(w.code, 0)
-  t.match(JSON.parse((await lockctl(['status', 'cmd:rw', '--rw'], opts)).stdout), { writer: { fence: JSON.parse(w.stdout).fence }, readers: 0 })
+  t.match(JSON.parse((await lockctl(['status', 'cmd:rw', '--rw'], opts)).stdout), {
+    writer: { fence: JSON.parse(w.stdout).fence },
+    readers: 0,
+  })
   t.equal((await lockctl(['release', 'cmd:rw', '--write', '--token', JSON.parse(w.stdout).token], opts)).code, 0)
 })
 
@@ -414,13 +470,23 @@ t.test('list follows the cursors: one line per held lock, --limit, --json, --rw'
   const lines = all.stdout.trim().split('\n')
   t.equal(lines.length, 230, 'all 230, over several pages of 100')
   t.equal(new Set(lines.map((l) => l.split(' ')[0])).size, 230, 'each once')
-  t.ok(lines.every((l) => /^ls:job-\d{3} exclusive fence=\d+ remainingMs=\d+ holdCount=1 waiters=0$/.test(l)), 'key mode fence remainingMs holdCount waiters')
+  t.ok(
+    lines.every((l) => /^ls:job-\d{3} exclusive fence=\d+ remainingMs=\d+ holdCount=1 waiters=0$/.test(l)),
+    'key mode fence remainingMs holdCount waiters',
+  )
 
   const some = await lockctl(['list', '--prefix', 'ls:', '--limit', '7'], opts)
   t.equal(some.stdout.trim().split('\n').length, 7, '--limit 7')
   const json = await lockctl(['list', '--prefix', 'ls:job-00', '--json'], opts)
-  const items = json.stdout.trim().split('\n').map((l) => JSON.parse(l) as { key: string })
-  t.same(items.map((i) => i.key).sort(), Array.from({ length: 10 }, (_, i) => `ls:job-00${i}`), '--json: one JSON object per line')
+  const items = json.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { key: string })
+  t.same(
+    items.map((i) => i.key).sort(),
+    Array.from({ length: 10 }, (_, i) => `ls:job-00${i}`),
+    '--json: one JSON object per line',
+  )
   t.equal((await lockctl(['list', '--prefix', 'nothing-held:'], opts)).stdout, '', 'nothing held: no lines')
 
   await app.inject({ method: 'POST', url: '/rwlocks/lsrw:a/read?ttl=60s' })
@@ -429,14 +495,21 @@ t.test('list follows the cursors: one line per held lock, --limit, --json, --rw'
   const rw = await lockctl(['list', '--rw', '--prefix', 'lsrw:'], opts)
   t.equal(rw.code, 0)
   t.same(rw.stdout.trim().split('\n').sort(), [
-    expect(rw.stdout, /^lsrw:a read writerFence=- writerRemainingMs=- readers=2 writerWaiting=false waiters=0 readerHolds=\d+:\d+,\d+:\d+$/m),
+    expect(
+      rw.stdout,
+      /^lsrw:a read writerFence=- writerRemainingMs=- readers=2 writerWaiting=false waiters=0 readerHolds=\d+:\d+,\d+:\d+$/m,
+    ),
     expect(rw.stdout, /^lsrw:b write writerFence=\d+ writerRemainingMs=\d+ readers=0 writerWaiting=false waiters=0 readerHolds=-$/m),
   ])
   // Each reader's fence, as shown, is enough to force-release that read hold.
   const fences = /readerHolds=(\d+):\d+,(\d+):\d+/.exec(rw.stdout)?.slice(1) ?? []
   t.equal((await app.inject({ method: 'DELETE', url: `/rwlocks/lsrw:a/read?force=true&fence=${fences[0]}` })).statusCode, 200)
   const after = await lockctl(['list', '--rw', '--prefix', 'lsrw:a'], opts)
-  t.match(after.stdout, new RegExp(`readers=1 writerWaiting=false waiters=0 readerHolds=${fences[1]}:\\d+$`, 'm'), 'the other read hold is left')
+  t.match(
+    after.stdout,
+    new RegExp(`readers=1 writerWaiting=false waiters=0 readerHolds=${fences[1]}:\\d+$`, 'm'),
+    'the other read hold is left',
+  )
 })
 
 /** The line of `text` matching `re` (or a marker that makes the comparison fail). */
@@ -493,7 +566,8 @@ t.test('API keys: --key / LOCK_SERVICE_KEY sent as a Bearer token, 401/403 exit 
 t.test('two (three) concurrent `lockctl run` on one key never overlap; fences increase (history-checked)', async (t) => {
   const dir = t.testdir()
   const log = path.join(dir, 'history')
-  const script = 'echo "start $CLIENT $LOCK_FENCE $(date +%s%N)" >> "$LOG"; sleep $HOLD; echo "end $CLIENT $LOCK_FENCE $(date +%s%N)" >> "$LOG"'
+  const script =
+    'echo "start $CLIENT $LOCK_FENCE $(date +%s%N)" >> "$LOG"; sleep $HOLD; echo "end $CLIENT $LOCK_FENCE $(date +%s%N)" >> "$LOG"'
   // The first client renews during each of its holds (renewals every third of the validity).
   const clients = [
     { ttl: '1s', hold: '0.5' },
@@ -505,7 +579,10 @@ t.test('two (three) concurrent `lockctl run` on one key never overlap; fences in
   await Promise.all(
     clients.map(async ({ ttl, hold }, i) => {
       for (let round = 0; round < rounds; round++) {
-        const r = await lockctl(['run', 'race:one', '--ttl', ttl, '--wait', '20s', ...sh(script)], { url, env: { CLIENT: `c${i}`, LOG: log, HOLD: hold } })
+        const r = await lockctl(['run', 'race:one', '--ttl', ttl, '--wait', '20s', ...sh(script)], {
+          url,
+          env: { CLIENT: `c${i}`, LOG: log, HOLD: hold },
+        })
         codes.push(r.code)
         if (r.code !== 0) t.comment(`c${i} round ${round}: exit ${r.code}: ${r.stderr}`)
       }

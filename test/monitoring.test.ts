@@ -41,7 +41,9 @@ interface Panel {
   datasource?: { uid?: string }
 }
 
-const rules = (YAML.parse(await readFile(rulesFile, 'utf8')) as { groups: { name: string; rules: Rule[] }[] }).groups.flatMap((g) => g.rules)
+const rules = (YAML.parse(await readFile(rulesFile, 'utf8')) as { groups: { name: string; rules: Rule[] }[] }).groups.flatMap(
+  (g) => g.rules,
+)
 const dashboard = JSON.parse(await readFile(dashboardFile, 'utf8')) as {
   title: string
   uid: string
@@ -49,14 +51,30 @@ const dashboard = JSON.parse(await readFile(dashboardFile, 'utf8')) as {
   panels: Panel[]
   templating: { list: { name: string; type: string }[] }
 }
-const dashboardExprs = dashboard.panels.flatMap((p) => (p.targets ?? []).map((target) => ({ panel: p.title ?? String(p.id), expr: target.expr ?? '' })))
+const dashboardExprs = dashboard.panels.flatMap((p) =>
+  (p.targets ?? []).map((target) => ({ panel: p.title ?? String(p.id), expr: target.expr ?? '' })),
+)
 
 /** Grafana's variables, replaced by values PromQL accepts. */
 function withoutVariables(expr: string): string {
   return expr.replace(/\$__rate_interval|\$__interval|\$__range/g, '5m').replace(/\$(job|instance)/g, '.*')
 }
 
-const KEYWORDS = new Set(['and', 'or', 'unless', 'bool', 'offset', 'by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'inf', 'nan'])
+const KEYWORDS = new Set([
+  'and',
+  'or',
+  'unless',
+  'bool',
+  'offset',
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'inf',
+  'nan',
+])
 
 /** The metric names a PromQL expression reads (strings, label matchers, ranges, groupings and functions left out). */
 export function metricNames(expr: string): string[] {
@@ -76,15 +94,27 @@ export function metricNames(expr: string): string[] {
 }
 
 t.test('metricNames', async (t) => {
-  t.same(metricNames('histogram_quantile(0.99, sum by (le, node) (rate(a_bucket{job=~"x"}[5m]))) > 0.05 and on (job) b_total'), ['a_bucket', 'b_total'])
-  t.same(metricNames('lock_service:usable * 2 <= count by (job, instance) (redis_node_up == bool 1e-9)'), ['lock_service:usable', 'redis_node_up'])
+  t.same(metricNames('histogram_quantile(0.99, sum by (le, node) (rate(a_bucket{job=~"x"}[5m]))) > 0.05 and on (job) b_total'), [
+    'a_bucket',
+    'b_total',
+  ])
+  t.same(metricNames('lock_service:usable * 2 <= count by (job, instance) (redis_node_up == bool 1e-9)'), [
+    'lock_service:usable',
+    'redis_node_up',
+  ])
 })
 
 t.test('promtool check rules: the alert rules are valid', async (t) => {
   const { stdout } = await run('promtool', ['check', 'rules', rulesFile])
   t.match(stdout, /SUCCESS: \d+ rules found/)
   const alerts = rules.filter((r) => r.alert).map((r) => r.alert)
-  for (const wanted of ['LockServiceBackendUnavailable', 'LockServiceMajorityAtRisk', 'LockServiceRedisNodeQuarantined', 'LockServiceContentionSpike', 'LockServiceHandoffSlow']) {
+  for (const wanted of [
+    'LockServiceBackendUnavailable',
+    'LockServiceMajorityAtRisk',
+    'LockServiceRedisNodeQuarantined',
+    'LockServiceContentionSpike',
+    'LockServiceHandoffSlow',
+  ]) {
     t.ok(alerts.includes(wanted), `${wanted} is defined`)
   }
 })
@@ -92,9 +122,9 @@ t.test('promtool check rules: the alert rules are valid', async (t) => {
 t.test('promtool test rules: the alerts fire when they should, and only then', async (t) => {
   const { stdout } = await run('promtool', ['test', 'rules', rulesTestFile])
   t.match(stdout, /SUCCESS/)
-  const tested = (YAML.parse(await readFile(rulesTestFile, 'utf8')) as { tests: { alert_rule_test?: { alertname: string }[] }[] }).tests.flatMap(
-    (x) => x.alert_rule_test?.map((a) => a.alertname) ?? [],
-  )
+  const tested = (
+    YAML.parse(await readFile(rulesTestFile, 'utf8')) as { tests: { alert_rule_test?: { alertname: string }[] }[] }
+  ).tests.flatMap((x) => x.alert_rule_test?.map((a) => a.alertname) ?? [])
   for (const rule of rules.filter((r) => r.alert)) t.ok(tested.includes(rule.alert ?? ''), `${rule.alert} has a unit test`)
 })
 
@@ -120,7 +150,19 @@ t.test('the Grafana dashboard: well-formed, every query valid PromQL', async (t)
     t.equal(new Set(panel.targets?.map((x) => x.refId)).size, panel.targets?.length, `${panel.title}: distinct refIds`)
   }
   const titles = dashboard.panels.map((p) => p.title ?? '').join(' | ')
-  for (const wanted of [/Acquires per second/, /Acquire latency p50 \/ p99/, /Contention/, /Waiters/, /Wait time/, /Hand-off latency/, /Node up and voting/, /Node command latency/, /Node errors/, /quarantine/i, /503/]) {
+  for (const wanted of [
+    /Acquires per second/,
+    /Acquire latency p50 \/ p99/,
+    /Contention/,
+    /Waiters/,
+    /Wait time/,
+    /Hand-off latency/,
+    /Node up and voting/,
+    /Node command latency/,
+    /Node errors/,
+    /quarantine/i,
+    /503/,
+  ]) {
     t.match(titles, wanted, `a panel for ${wanted.source}`)
   }
 
@@ -128,7 +170,11 @@ t.test('the Grafana dashboard: well-formed, every query valid PromQL', async (t)
   const dir = await mkdtemp(path.join(os.tmpdir(), 'lock-service-dashboard-'))
   t.teardown(() => rm(dir, { recursive: true, force: true }))
   const file = path.join(dir, 'dashboard-queries.yml')
-  const scratch = { groups: [{ name: 'dashboard', rules: dashboardExprs.map((q, i) => ({ record: `dashboard:query_${i}`, expr: withoutVariables(q.expr) })) }] }
+  const scratch = {
+    groups: [
+      { name: 'dashboard', rules: dashboardExprs.map((q, i) => ({ record: `dashboard:query_${i}`, expr: withoutVariables(q.expr) })) },
+    ],
+  }
   await writeFile(file, YAML.stringify(scratch))
   const { stdout } = await run('promtool', ['check', 'rules', file])
   t.match(stdout, new RegExp(`SUCCESS: ${dashboardExprs.length} rules found`), `${dashboardExprs.length} queries parse`)
@@ -136,7 +182,10 @@ t.test('the Grafana dashboard: well-formed, every query valid PromQL', async (t)
 
 t.test('every metric the dashboard and the rules name is exported from start; the README lists every metric', async (t) => {
   const nodes = await startRedisCluster(3, { t })
-  const { app } = await startApp(t, nodes.map((n) => n.url))
+  const { app } = await startApp(
+    t,
+    nodes.map((n) => n.url),
+  )
   const text = (await app.inject({ method: 'GET', url: '/metrics' })).body
   const exported = new Set<string>()
   const types = new Map<string, string>()
@@ -147,7 +196,10 @@ t.test('every metric the dashboard and the rules name is exported from start; th
     if (type === 'histogram') for (const suffix of ['_bucket', '_sum', '_count']) exported.add(name + suffix)
   }
   const recorded = new Set(rules.flatMap((r) => (r.record ? [r.record] : [])))
-  const named = [...dashboardExprs.map((q) => ({ where: `dashboard "${q.panel}"`, expr: q.expr })), ...rules.map((r) => ({ where: `rule ${r.alert ?? r.record}`, expr: r.expr }))]
+  const named = [
+    ...dashboardExprs.map((q) => ({ where: `dashboard "${q.panel}"`, expr: q.expr })),
+    ...rules.map((r) => ({ where: `rule ${r.alert ?? r.record}`, expr: r.expr })),
+  ]
   for (const { where, expr } of named) {
     for (const name of metricNames(expr)) {
       t.ok(exported.has(name) || recorded.has(name), `${where}: ${name} is exported (or recorded by the rules)`)
@@ -158,12 +210,16 @@ t.test('every metric the dashboard and the rules name is exported from start; th
 
   const readme = await readFile(path.join(root, 'README.md'), 'utf8')
   const own = [...types.keys()].filter((n) => !/^(process_|nodejs_)/.test(n))
-  for (const name of own) t.match(readme, new RegExp(`^\\| \`${name}\` \\| ${types.get(name)} \\|`, 'm'), `README's metric table: ${name} (${types.get(name)})`)
+  for (const name of own)
+    t.match(readme, new RegExp(`^\\| \`${name}\` \\| ${types.get(name)} \\|`, 'm'), `README's metric table: ${name} (${types.get(name)})`)
 })
 
 t.test('/metrics from second one: every series with known labels is there at 0', async (t) => {
   const nodes = await startRedisCluster(3, { t })
-  const { app } = await startApp(t, nodes.map((n) => n.url))
+  const { app } = await startApp(
+    t,
+    nodes.map((n) => n.url),
+  )
   const text = (await app.inject({ method: 'GET', url: '/metrics' })).body
   const has = (series: string) => t.match(text, new RegExp(`^${series.replace(/[{}+.]/g, '\\$&')} 0$`, 'm'), series)
   for (const mode of lockModes) {
@@ -175,7 +231,11 @@ t.test('/metrics from second one: every series with known labels is there at 0',
   }
   for (const reason of quorumFailureReasons) has(`lock_quorum_failures_total{reason="${reason}"}`)
   for (const node of ['0', '1', '2']) {
-    t.match(text, new RegExp(`^redis_node_command_duration_seconds_bucket\\{le="0.001",node="${node}"\\} \\d+$`, 'm'), `node ${node}: latency buckets`)
+    t.match(
+      text,
+      new RegExp(`^redis_node_command_duration_seconds_bucket\\{le="0.001",node="${node}"\\} \\d+$`, 'm'),
+      `node ${node}: latency buckets`,
+    )
     has(`redis_node_restarts_total{node="${node}"}`)
     has(`redis_node_quarantine_seconds{node="${node}"}`)
     for (const reason of nodeFailureReasons) has(`redis_node_errors_total{node="${node}",reason="${reason}"}`)

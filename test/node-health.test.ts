@@ -89,7 +89,13 @@ t.test('the service process: the cause within a second of its first log line, th
   const redis = await withPassword(t)
   const port = await freePort()
   const child = spawn(process.execPath, ['--import', 'tsx', new URL('../src/server.ts', import.meta.url).pathname], {
-    env: { ...process.env, REDIS_URLS: `redis://:bad-password-456@127.0.0.1:${redis.port}`, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+    env: {
+      ...process.env,
+      REDIS_URLS: `redis://:bad-password-456@127.0.0.1:${redis.port}`,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   t.teardown(() => void child.kill('SIGKILL'))
@@ -97,14 +103,20 @@ t.test('the service process: the cause within a second of its first log line, th
   child.stdout.on('data', (c: Buffer) => (output += c.toString()))
   child.stderr.on('data', (c: Buffer) => (output += c.toString()))
   await until(async () => /cannot grant locks/.test(output), 'the listening line', 15_000)
-  const lines = output.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Line)
+  const lines = output
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Line)
   const cause = lines.find((l) => l.reason === 'auth')
   t.ok(cause, 'the cause is logged')
   t.ok(Number(cause?.time) - Number(lines[0]?.time) < 1000, 'within a second of the first line')
   const listening = lines.find((l) => /cannot grant locks/.test(String(l.msg)))
   t.equal(listening?.level, 40)
   t.match(listening?.msg, /0 of 1 Redis nodes may vote, 1 needed \(node 0 at 127\.0\.0\.1:\d+: auth: authentication failed: WRONGPASS/)
-  t.notOk(lines.some((l) => l.msg === 'lock-service ready'), 'it does not say ready')
+  t.notOk(
+    lines.some((l) => l.msg === 'lock-service ready'),
+    'it does not say ready',
+  )
   t.notMatch(output, /bad-password-456/)
 })
 
@@ -200,7 +212,9 @@ t.test('a replica: refused at start, and the log says why', async (t) => {
   await client.call('REPLICAOF', '127.0.0.1', String(primary.port))
   await client.quit()
   const lines: string[] = []
-  const logStream = new Writable({ write: (chunk: Buffer, _enc, done) => done(void lines.push(...chunk.toString().split('\n').filter(Boolean))) })
+  const logStream = new Writable({
+    write: (chunk: Buffer, _enc, done) => done(void lines.push(...chunk.toString().split('\n').filter(Boolean))),
+  })
   await t.rejects(buildApp(configFrom({ redisUrls: [replica.url], logLevel: 'info' }), { logStream }), /independent masters/)
   const line = nodeLines(lines.map((l) => JSON.parse(l) as Line))[0]
   t.equal(line?.reason, 'replica')

@@ -69,7 +69,22 @@ t.test('a client generated from openapi.yaml type-checks and runs acquire → in
   await writeFile(path.join(dir, 'client.ts'), clientSource)
   await writeFile(path.join(dir, 'package.json'), '{ "type": "module" }\n')
   // Type-checked and compiled to JavaScript next to it (what a project using the client would do).
-  const tsc = await run(bin('tsc'), ['--strict', '--noUncheckedIndexedAccess', '--target', 'ES2022', '--module', 'NodeNext', '--moduleResolution', 'NodeNext', '--skipLibCheck', path.join(dir, 'client.ts')], { cwd: root }).then(
+  const tsc = await run(
+    bin('tsc'),
+    [
+      '--strict',
+      '--noUncheckedIndexedAccess',
+      '--target',
+      'ES2022',
+      '--module',
+      'NodeNext',
+      '--moduleResolution',
+      'NodeNext',
+      '--skipLibCheck',
+      path.join(dir, 'client.ts'),
+    ],
+    { cwd: root },
+  ).then(
     () => '',
     (err: { stdout?: string }) => err.stdout ?? String(err),
   )
@@ -79,7 +94,10 @@ t.test('a client generated from openapi.yaml type-checks and runs acquire → in
   const { app } = await startApp(t, [redis.url])
   await app.listen({ port: 0, host: '127.0.0.1' })
   const baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
-  const { flow } = (await import(pathToFileURL(path.join(dir, 'client.js')).href)) as { flow: (baseUrl: string, key: string) => Promise<Record<string, any>> }
+  const { flow } = (await import(pathToFileURL(path.join(dir, 'client.js')).href)) as {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the generated client's answers, checked field by field below
+    flow: (baseUrl: string, key: string) => Promise<Record<string, any>>
+  }
   const r = await flow(baseUrl, 'generated:client')
   t.match(r.grant, { key: 'generated:client', mode: 'exclusive', ttlMs: 30_000, holdCount: 1 })
   t.ok(r.grant.fence > 0 && r.grant.validityMs > 0, 'a fence and a validity')

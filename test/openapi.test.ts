@@ -56,8 +56,16 @@ t.test('every operation documents a success and its error codes', async (t) => {
 })
 
 t.test('stable operationIds, servers, license, declared headers, no ±2^53 bounds', async (t) => {
-  type Operation = { operationId?: string; responses: Record<string, { description: string; headers?: Record<string, unknown>; content?: Record<string, { schema: unknown }> }> }
-  const doc = YAML.parse(committed) as { info: { license?: unknown }; servers?: unknown[]; paths: Record<string, Record<string, Operation>>; components: { headers?: Record<string, unknown> } }
+  type Operation = {
+    operationId?: string
+    responses: Record<string, { description: string; headers?: Record<string, unknown>; content?: Record<string, { schema: unknown }> }>
+  }
+  const doc = YAML.parse(committed) as {
+    info: { license?: unknown }
+    servers?: unknown[]
+    paths: Record<string, Record<string, Operation>>
+    components: { headers?: Record<string, unknown> }
+  }
   const expected: Record<string, string> = {
     'post /locks/{key}': 'acquireLock',
     'put /locks/{key}/renew': 'renewLock',
@@ -82,7 +90,9 @@ t.test('stable operationIds, servers, license, declared headers, no ±2^53 bound
     'get /metrics': 'getMetrics',
     'get /openapi.yaml': 'getOpenApi',
   }
-  const found = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => [`${method} ${path}`, op.operationId]))
+  const found = Object.entries(doc.paths).flatMap(([path, ops]) =>
+    Object.entries(ops).map(([method, op]) => [`${method} ${path}`, op.operationId]),
+  )
   t.same(Object.fromEntries(found), expected, 'every operation, with its operationId')
   t.same(doc.info.license, { name: 'MIT', identifier: 'MIT' })
   t.ok((doc.servers ?? []).length > 0, 'servers')
@@ -92,7 +102,8 @@ t.test('stable operationIds, servers, license, declared headers, no ±2^53 bound
       for (const [status, response] of Object.entries(op.responses)) {
         t.ok(response.headers?.['X-Request-Id'], `${method} ${operation} ${status}: X-Request-Id`)
         const isError = JSON.stringify(response.content ?? {}).includes('#/components/schemas/Error')
-        if (isError && ['409', '429', '503'].includes(status)) t.ok(response.headers?.['Retry-After'], `${method} ${operation} ${status}: Retry-After`)
+        if (isError && ['409', '429', '503'].includes(status))
+          t.ok(response.headers?.['Retry-After'], `${method} ${operation} ${status}: Retry-After`)
         if (isError) t.same(Object.keys(response.content ?? {}), ['application/json'], `${method} ${operation} ${status}: errors are JSON`)
       }
     }

@@ -75,7 +75,10 @@ t.test('/metrics: lock operations, contention, HTTP durations, process metrics',
   t.equal(delta('lock_releases_total', { mode: 'exclusive', outcome: 'not_owner' }), 1)
   t.equal(delta('lock_releases_total', { mode: 'exclusive', outcome: 'released' }), 1)
   t.equal(delta('lock_releases_total', { mode: 'exclusive', outcome: 'not_found' }), 1)
-  t.ok(delta('http_request_duration_seconds_count', { method: 'POST', route: '/locks/:key', status_class: '2xx' }) === 1, 'HTTP duration by route pattern and status class')
+  t.ok(
+    delta('http_request_duration_seconds_count', { method: 'POST', route: '/locks/:key', status_class: '2xx' }) === 1,
+    'HTTP duration by route pattern and status class',
+  )
   t.equal(delta('http_request_duration_seconds_count', { method: 'POST', route: '/locks/:key', status_class: '4xx' }), 3)
   t.equal(metricValue(after, 'redis_node_up', { node: '0' }), 1)
   t.ok(metricValue(after, 'redis_node_command_duration_seconds_count', { node: '0' }) > 0)
@@ -97,10 +100,23 @@ t.test('logs: pino JSON with request ids; tokens never appear', async (t) => {
   const lines = logs()
   const requests = lines.filter((l) => typeof l.reqId === 'string')
   t.equal(requests.length, 4, 'one line per request')
-  t.ok(requests.every((l) => l.msg === 'request completed' && l.level === 30), 'at info, when answered')
-  t.ok(requests.every((l) => typeof (l.res as { statusCode?: unknown }).statusCode === 'number' && typeof l.responseTime === 'number'), 'with the status and the time taken')
-  t.same(requests.map((l) => (l.req as { method: string }).method), ['POST', 'PUT', 'PUT', 'DELETE'], 'with the method')
-  t.ok(requests.some((l) => l.reqId === 'trace-abc-123'), 'an incoming X-Request-Id is used')
+  t.ok(
+    requests.every((l) => l.msg === 'request completed' && l.level === 30),
+    'at info, when answered',
+  )
+  t.ok(
+    requests.every((l) => typeof (l.res as { statusCode?: unknown }).statusCode === 'number' && typeof l.responseTime === 'number'),
+    'with the status and the time taken',
+  )
+  t.same(
+    requests.map((l) => (l.req as { method: string }).method),
+    ['POST', 'PUT', 'PUT', 'DELETE'],
+    'with the method',
+  )
+  t.ok(
+    requests.some((l) => l.reqId === 'trace-abc-123'),
+    'an incoming X-Request-Id is used',
+  )
   t.ok(logText().includes('/locks/l1?token=[redacted]'), 'the query token is redacted in the logged URL')
   t.notOk(logText().includes(TOKEN), 'the token appears nowhere in the logs')
   t.notOk(logText().includes('sk_live_secret'), 'nor does an Authorization header')
@@ -114,5 +130,8 @@ t.test('logs: probes (/healthz, /readyz, /metrics) are not logged at info', asyn
   t.same(logs().slice(before), [], 'nothing at info')
   const debug = await startApp(t, [redis.url], { logLevel: 'debug' })
   await debug.app.inject({ method: 'GET', url: '/readyz' })
-  t.ok(debug.logs().some((l) => l.level === 20 && l.msg === 'request completed' && (l.req as { url: string }).url === '/readyz'), 'at debug they are')
+  t.ok(
+    debug.logs().some((l) => l.level === 20 && l.msg === 'request completed' && (l.req as { url: string }).url === '/readyz'),
+    'at debug they are',
+  )
 })

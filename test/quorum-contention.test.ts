@@ -9,9 +9,19 @@ t.test('two service processes sharing three Redis nodes: 16 clients, no overlapp
   const env = { REDIS_URLS: nodes.map((n) => n.url).join(',') }
   const [a, b] = await Promise.all([startService(env, { t }), startService(env, { t })])
   const history = new History()
-  const stats = await contend({ baseUrls: [a.url, b.url], keys: ['shared-1', 'shared-2'], clients: 16, durationMs: 4000, ttlMs: 2000, history })
+  const stats = await contend({
+    baseUrls: [a.url, b.url],
+    keys: ['shared-1', 'shared-2'],
+    clients: 16,
+    durationMs: 4000,
+    ttlMs: 2000,
+    history,
+  })
   t.same(stats.unexpected, [])
-  t.ok(stats.unavailable <= stats.grants / 20, `${stats.unavailable} answers 503 (a node timeout on an overloaded machine is a correct 503; a stream of them is not)`)
+  t.ok(
+    stats.unavailable <= stats.grants / 20,
+    `${stats.unavailable} answers 503 (a node timeout on an overloaded machine is a correct 503; a stream of them is not)`,
+  )
   t.ok(stats.grants >= 100, `${stats.grants} grants, ${stats.conflicts} conflicts across two replicas`)
   history.assertSafe(t, 'two replicas, quorum of 3')
   t.equal(await a.stop(), 0, 'replica A drains and exits 0 on SIGTERM')

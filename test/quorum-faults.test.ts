@@ -15,10 +15,13 @@ const NODE_TIMEOUT_MS = 250
 const BOUND_MS = NODE_TIMEOUT_MS * 2 + 1500
 const PREFIX = 'lock-service:'
 
-
 t.test('one of three nodes killed: grants continue, the history stays safe', async (t) => {
   const nodes = await startRedisCluster(3, { t })
-  const { app } = await startApp(t, nodes.map((n) => n.url), { nodeTimeoutMs: NODE_TIMEOUT_MS, logLevel: 'warn' })
+  const { app } = await startApp(
+    t,
+    nodes.map((n) => n.url),
+    { nodeTimeoutMs: NODE_TIMEOUT_MS, logLevel: 'warn' },
+  )
   const address = await app.listen({ port: 0, host: '127.0.0.1' })
   const history = new History()
   const run = contend({ baseUrls: [address], keys: ['q-hot'], clients: 16, durationMs: 3000, ttlMs: 2000, history })
@@ -34,7 +37,11 @@ t.test('one of three nodes killed: grants continue, the history stays safe', asy
 
 t.test('two of three nodes down: every acquire is 503 within the bound, never a grant', async (t) => {
   const nodes = await startRedisCluster(3, { t })
-  const { app } = await startApp(t, nodes.map((n) => n.url), { nodeTimeoutMs: NODE_TIMEOUT_MS })
+  const { app } = await startApp(
+    t,
+    nodes.map((n) => n.url),
+    { nodeTimeoutMs: NODE_TIMEOUT_MS },
+  )
   await nodes[0]!.kill()
   await nodes[2]!.kill()
   let slowest = 0
@@ -60,7 +67,11 @@ t.test('two of three nodes down: every acquire is 503 within the bound, never a 
 
 t.test('paused nodes (SIGSTOP): one paused still grants, two paused answer 503; nothing hangs', async (t) => {
   const nodes = await startRedisCluster(3, { t })
-  const { app } = await startApp(t, nodes.map((n) => n.url), { nodeTimeoutMs: NODE_TIMEOUT_MS })
+  const { app } = await startApp(
+    t,
+    nodes.map((n) => n.url),
+    { nodeTimeoutMs: NODE_TIMEOUT_MS },
+  )
   nodes[0]!.pause()
   let started = performance.now()
   const one = await app.inject({ method: 'POST', url: '/locks/paused-1' })
@@ -70,13 +81,20 @@ t.test('paused nodes (SIGSTOP): one paused still grants, two paused answer 503; 
   started = performance.now()
   const results = await Promise.all(Array.from({ length: 6 }, (_, i) => app.inject({ method: 'POST', url: `/locks/paused-2-${i}` })))
   const took = performance.now() - started
-  t.same(results.map((r) => r.statusCode), Array(6).fill(503), 'two paused: 503')
+  t.same(
+    results.map((r) => r.statusCode),
+    Array(6).fill(503),
+    'two paused: 503',
+  )
   t.ok(took < BOUND_MS, `6 concurrent acquires answered in ${took.toFixed(0)} ms (< ${BOUND_MS})`)
   nodes[0]!.resume()
   nodes[1]!.resume()
   await until(async () => (await app.inject({ method: 'POST', url: '/locks/resumed' })).statusCode === 201, 'grants after resume')
   for (let i = 0; i < 6; i++) {
-    await until(async () => (await app.inject({ method: 'GET', url: `/locks/paused-2-${i}` })).statusCode === 404, `paused-2-${i} rolled back`)
+    await until(
+      async () => (await app.inject({ method: 'GET', url: `/locks/paused-2-${i}` })).statusCode === 404,
+      `paused-2-${i} rolled back`,
+    )
   }
   t.pass('the acquires the paused nodes ran late were rolled back')
 })
@@ -85,7 +103,11 @@ t.test('a node restarted empty is quarantined: a lock held before the restart is
   const nodes = await startRedisCluster(3, { t })
   const [a, b, c] = nodes as [(typeof nodes)[0], (typeof nodes)[0], (typeof nodes)[0]]
   const QUARANTINE = 2500
-  const { app } = await startApp(t, nodes.map((n) => n.url), { nodeTimeoutMs: NODE_TIMEOUT_MS, maxTtlMs: QUARANTINE, defaultTtlMs: QUARANTINE })
+  const { app } = await startApp(
+    t,
+    nodes.map((n) => n.url),
+    { nodeTimeoutMs: NODE_TIMEOUT_MS, maxTtlMs: QUARANTINE, defaultTtlMs: QUARANTINE },
+  )
   const held = await app.inject({ method: 'POST', url: '/locks/q-restart?ttl=2500' })
   t.equal(held.statusCode, 201)
   // X's copy on C is lost (as if C had missed the grant): X still holds A and B, a majority.
@@ -114,7 +136,11 @@ t.test('fences increase across grants whose voting majorities differ', async (t)
   const nodes = await startRedisCluster(3, { t })
   // A short MAX_TTL_MS: node C's quarantine after its restart below is short too.
   const MAX_TTL = 1500
-  const { app } = await startApp(t, nodes.map((n) => n.url), { nodeTimeoutMs: NODE_TIMEOUT_MS, maxTtlMs: MAX_TTL, defaultTtlMs: MAX_TTL })
+  const { app } = await startApp(
+    t,
+    nodes.map((n) => n.url),
+    { nodeTimeoutMs: NODE_TIMEOUT_MS, maxTtlMs: MAX_TTL, defaultTtlMs: MAX_TTL },
+  )
   const key = 'q-fence'
   const fenceKey = lockKeys(PREFIX, 'lock', key).fence
   // Node A's counter runs far ahead (e.g. its clock was ahead when it issued fences).
@@ -130,9 +156,21 @@ t.test('fences increase across grants whose voting majorities differ', async (t)
   await until(async () => (await app.inject({ method: 'GET', url: '/readyz' })).json().nodes[2].up === true, 'C back')
   await nodes[0]!.kill() // grant 2 is voted by {B, C}: B must have stored grant 1's fence
   // C restarted, so it is quarantined for MAX_TTL_MS: wait it out (a fresh replica knows of it too).
-  const fresh = await buildApp(configFrom({ redisUrls: nodes.map((n) => n.url), nodeTimeoutMs: NODE_TIMEOUT_MS, maxTtlMs: MAX_TTL, defaultTtlMs: MAX_TTL, logLevel: 'silent' }))
+  const fresh = await buildApp(
+    configFrom({
+      redisUrls: nodes.map((n) => n.url),
+      nodeTimeoutMs: NODE_TIMEOUT_MS,
+      maxTtlMs: MAX_TTL,
+      defaultTtlMs: MAX_TTL,
+      logLevel: 'silent',
+    }),
+  )
   t.teardown(() => fresh.close())
-  await until(async () => (await fresh.inject({ method: 'GET', url: '/readyz' })).json().nodes[2].vote === 'counts', 'C out of quarantine', 5000)
+  await until(
+    async () => (await fresh.inject({ method: 'GET', url: '/readyz' })).json().nodes[2].vote === 'counts',
+    'C out of quarantine',
+    5000,
+  )
   const g2 = (await fresh.inject({ method: 'POST', url: `/locks/${key}` })).json()
   t.ok(g2.fence > g1.fence, `grant 2 (${g2.fence}) > grant 1 (${g1.fence}) although no node voted for both`)
   t.ok(Number.isSafeInteger(g2.fence))
@@ -140,7 +178,11 @@ t.test('fences increase across grants whose voting majorities differ', async (t)
 
 t.test('a hand-off whose nodes propose different fences: the waiter gets the largest, stored on a majority first', async (t) => {
   const nodes = await startRedisCluster(3, { t })
-  const { app } = await startApp(t, nodes.map((n) => n.url), { nodeTimeoutMs: NODE_TIMEOUT_MS })
+  const { app } = await startApp(
+    t,
+    nodes.map((n) => n.url),
+    { nodeTimeoutMs: NODE_TIMEOUT_MS },
+  )
   const key = 'q-handoff-fence'
   const keys = lockKeys(PREFIX, 'lock', key)
   const a = (await app.inject({ method: 'POST', url: `/locks/${key}?ttl=30s` })).json()
@@ -150,7 +192,10 @@ t.test('a hand-off whose nodes propose different fences: the waiter gets the lar
   // the three hand-offs disagree: the waiter must store the larger on a majority before answering.
   const aheadA = a.fence + 5_000_000_000
   const aheadB = a.fence + 3_000_000_000
-  for (const [i, value] of [[0, aheadA], [1, aheadB]] as const) {
+  for (const [i, value] of [
+    [0, aheadA],
+    [1, aheadB],
+  ] as const) {
     const client = nodes[i]!.client()
     await client.set(keys.fence, String(value))
     await client.quit()
@@ -173,7 +218,10 @@ t.test('a hand-off whose nodes propose different fences: the waiter gets the lar
       }),
     )
   const atAnswer = await stored()
-  t.ok(atAnswer.filter((h) => h[0] === held[0] && h[1] === held[1]).length >= 2, 'a majority held it for the waiter with that fence when it was answered (fence_commit)')
+  t.ok(
+    atAnswer.filter((h) => h[0] === held[0] && h[1] === held[1]).length >= 2,
+    'a majority held it for the waiter with that fence when it was answered (fence_commit)',
+  )
   // The third node holds it for the waiter too; its fence is that one, or its own larger proposal when
   // its counter had passed it (a fence is committed only where no other hold can carry it).
   await until(async () => (await stored()).every((h) => h[0] === held[0] && Number(h[1]) >= b.fence), 'the third node too', 1000)
@@ -200,7 +248,11 @@ t.test('a node that is a replica is refused at start', async (t) => {
 
 t.test('a split vote (no majority either way) is answered 409 and rolled back everywhere', async (t) => {
   const nodes = await startRedisCluster(3, { t })
-  const { app } = await startApp(t, nodes.map((n) => n.url), { nodeTimeoutMs: NODE_TIMEOUT_MS })
+  const { app } = await startApp(
+    t,
+    nodes.map((n) => n.url),
+    { nodeTimeoutMs: NODE_TIMEOUT_MS },
+  )
   const keys = lockKeys(PREFIX, 'lock', 'split')
   // Another owner's copy only on node A (e.g. its own attempt in flight there); node B is down.
   const onlyA = await startApp(t, [nodes[0]!.url])

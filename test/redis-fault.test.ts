@@ -29,7 +29,11 @@ t.test('Redis killed: 503 backend_unavailable within the node-timeout budget; ba
     const body = res.json()
     t.equal(body.error, 'backend_unavailable')
     t.match(body.message, /Redis/)
-    t.same(body.nodes.map((n: { address: string; up: boolean }) => [n.address, n.up]), [[redis.address, false]], 'per-node summary, host:port only')
+    t.same(
+      body.nodes.map((n: { address: string; up: boolean }) => [n.address, n.up]),
+      [[redis.address, false]],
+      'per-node summary, host:port only',
+    )
     t.ok(Number(res.headers['retry-after']) >= 1, 'Retry-After set')
     t.ok(took < BOUND_MS, `${method} answered in ${took.toFixed(0)} ms (< ${BOUND_MS})`)
   }

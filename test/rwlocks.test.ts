@@ -16,7 +16,11 @@ t.test('read-write locks on a quorum of 3', async (t) => {
 for (const n of [1, 3]) {
   t.test(`many readers and some writers contending (N = ${n}): reads may share, writes overlap nothing`, async (t) => {
     const nodes = await startRedisCluster(n, { t })
-    const { app } = await startApp(t, nodes.map((r) => r.url), { logLevel: 'warn' })
+    const { app } = await startApp(
+      t,
+      nodes.map((r) => r.url),
+      { logLevel: 'warn' },
+    )
     const address = await app.listen({ port: 0, host: '127.0.0.1' })
     const history = new History()
     const stats = await contend({

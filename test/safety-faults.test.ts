@@ -27,7 +27,8 @@ interface NodeView {
   up: boolean
   quarantineMs: number
 }
-const nodesOf = async (replica: ServiceProcess): Promise<NodeView[]> => (await request(replica.url, 'GET', '/readyz')).body.nodes as NodeView[]
+const nodesOf = async (replica: ServiceProcess): Promise<NodeView[]> =>
+  (await request(replica.url, 'GET', '/readyz')).body.nodes as NodeView[]
 
 /** A grant, recorded in the history with the timings the checker needs. */
 async function acquire(history: History, via: ServiceProcess, key: string, client: string, query = ''): Promise<HttpResult> {
@@ -123,7 +124,10 @@ t.test('hole 2: hand-offs from a quarantined node do not count toward a waiterâ€
 t.test('hole 2, no network cut: two nodes restarted empty 0.4 s apart are both quarantined', async (t) => {
   const nodes = await startRedisCluster(3, { t })
   const [, b, c] = nodes as [RedisProcess, RedisProcess, RedisProcess]
-  const [r1, r2] = await Promise.all([startService(serviceEnv(nodes.map((n) => n.url)), { t }), startService(serviceEnv(nodes.map((n) => n.url)), { t })])
+  const [r1, r2] = await Promise.all([
+    startService(serviceEnv(nodes.map((n) => n.url)), { t }),
+    startService(serviceEnv(nodes.map((n) => n.url)), { t }),
+  ])
   const history = new History()
   const key = 'hole-2b'
   t.equal((await acquire(history, r1, key, 'first', `?ttl=${MAX_TTL_MS}`)).status, 201)

@@ -22,33 +22,46 @@ const weighted = (client: number) => (client % 4 === 0 ? 2 : 1)
 /** The checks every semaphore contention run makes, and its figures in the assertion's message. */
 function assertSemaphoreHistory(t: Test, history: History, stats: ContendStats, label: string): void {
   t.same(stats.unexpected, [], 'only 201, 409, 503 and release 200 were seen')
-  t.ok(stats.unavailable <= stats.grants / 20, `${stats.unavailable} answers 503 (a node timeout on an overloaded machine is a correct 503; a stream of them is not)`)
+  t.ok(
+    stats.unavailable <= stats.grants / 20,
+    `${stats.unavailable} answers 503 (a node timeout on an overloaded machine is a correct 503; a stream of them is not)`,
+  )
   t.ok(stats.grants >= 100, `${stats.grants} grants, ${stats.conflicts} refused`)
   const peaks = [...history.permitPeaks().values()]
   t.ok(peaks.length > 0 && peaks.every((p) => p.maxInUse <= LIMIT), `at most ${LIMIT} permits at once: ${JSON.stringify(peaks)}`)
-  t.ok(peaks.some((p) => p.maxInUse >= LIMIT - 1), 'the holds really shared the semaphore (several permits in use at once)')
+  t.ok(
+    peaks.some((p) => p.maxInUse >= LIMIT - 1),
+    'the holds really shared the semaphore (several permits in use at once)',
+  )
   history.assertSafe(t, label)
 }
 
 for (const n of [1, 3]) {
-  t.test(`16 clients on two semaphores of limit ${LIMIT} without waiting, weighted (N = ${n}): never over the limit, fences increase`, async (t) => {
-    const nodes = await startRedisCluster(n, { t })
-    const { app } = await startApp(t, nodes.map((r) => r.url), { logLevel: 'warn' })
-    const address = await app.listen({ port: 0, host: '127.0.0.1' })
-    const history = new History()
-    const stats = await contend({
-      baseUrls: [address],
-      keys: ['sem-hot-1', 'sem-hot-2'],
-      clients: 16,
-      durationMs: 3000,
-      ttlMs: 2000,
-      history,
-      semaphore: { limit: LIMIT, permits: weighted },
-      holdMs: () => 1 + Math.random() * 4,
-    })
-    t.ok(stats.conflicts > 0, 'the clients really contended')
-    assertSemaphoreHistory(t, history, stats, `semaphores of limit ${LIMIT}, 16 clients, N = ${n}`)
-  })
+  t.test(
+    `16 clients on two semaphores of limit ${LIMIT} without waiting, weighted (N = ${n}): never over the limit, fences increase`,
+    async (t) => {
+      const nodes = await startRedisCluster(n, { t })
+      const { app } = await startApp(
+        t,
+        nodes.map((r) => r.url),
+        { logLevel: 'warn' },
+      )
+      const address = await app.listen({ port: 0, host: '127.0.0.1' })
+      const history = new History()
+      const stats = await contend({
+        baseUrls: [address],
+        keys: ['sem-hot-1', 'sem-hot-2'],
+        clients: 16,
+        durationMs: 3000,
+        ttlMs: 2000,
+        history,
+        semaphore: { limit: LIMIT, permits: weighted },
+        holdMs: () => 1 + Math.random() * 4,
+      })
+      t.ok(stats.conflicts > 0, 'the clients really contended')
+      assertSemaphoreHistory(t, history, stats, `semaphores of limit ${LIMIT}, 16 clients, N = ${n}`)
+    },
+  )
 }
 
 t.test('16 waiting clients on one semaphore of limit 4 (one Redis): everyone served, safe history', async (t) => {
@@ -106,7 +119,11 @@ t.test('waiting clients on a quorum of 3 through two replicas: safe, everyone se
   await until(async () => (await request(b.url, 'GET', key)).body.waiters === 2, 'two waiters in line')
   const exit = a.stop('SIGTERM')
   const answers = await Promise.all(parked)
-  t.same(answers.map((r) => [r.status, r.body.error]), Array(2).fill([503, 'shutting_down']), 'each parked waiter got 503 shutting_down')
+  t.same(
+    answers.map((r) => [r.status, r.body.error]),
+    Array(2).fill([503, 'shutting_down']),
+    'each parked waiter got 503 shutting_down',
+  )
   t.equal(await exit, 0, 'the replica drained and exited 0')
   await until(async () => (await request(b.url, 'GET', key)).body.waiters === 0, 'their places in line released')
   t.equal(await b.stop(), 0)
@@ -119,7 +136,9 @@ t.test('waiting on one semaphore (one Redis)', async (t) => {
   const del = (url: string, token: string) => app.inject({ method: 'DELETE', url, headers: { 'lock-token': token } })
   const stateOf = async (key: string) => {
     const res = await app.inject({ method: 'GET', url: `/semaphores/${key}` })
-    return res.statusCode === 200 ? (res.json() as { permitsInUse: number; holders: number; waiters: number }) : { permitsInUse: 0, holders: 0, waiters: 0 }
+    return res.statusCode === 200
+      ? (res.json() as { permitsInUse: number; holders: number; waiters: number })
+      : { permitsInUse: 0, holders: 0, waiters: 0 }
   }
 
   t.test('first come, first served with weights: a big head blocks smaller waiters behind it', async (t) => {
@@ -191,7 +210,13 @@ t.test('waiting on one semaphore (one Redis)', async (t) => {
   t.test('a waiter whose HTTP client hangs up leaves the line at once', async (t) => {
     const address = new URL(await app.listen({ port: 0, host: '127.0.0.1' }))
     await post('/semaphores/hangup?limit=1&ttl=30s', tok('holder'))
-    const req = http.request({ host: address.hostname, port: address.port, method: 'POST', path: '/semaphores/hangup?limit=1&wait=20s', headers: { 'lock-token': tok('gone') } })
+    const req = http.request({
+      host: address.hostname,
+      port: address.port,
+      method: 'POST',
+      path: '/semaphores/hangup?limit=1&wait=20s',
+      headers: { 'lock-token': tok('gone') },
+    })
     req.on('error', () => undefined)
     req.end()
     await until(async () => (await stateOf('hangup')).waiters === 1, 'in line')
@@ -205,7 +230,10 @@ t.test('waiting on one semaphore (one Redis)', async (t) => {
 
 t.test('a replica that dies: a release hands the permits past its waiter', async (t) => {
   const redis = await startRedis({ t })
-  const [doomed, survivor] = await Promise.all([startService({ REDIS_URLS: redis.url }, { t }), startService({ REDIS_URLS: redis.url }, { t })])
+  const [doomed, survivor] = await Promise.all([
+    startService({ REDIS_URLS: redis.url }, { t }),
+    startService({ REDIS_URLS: redis.url }, { t }),
+  ])
   const key = '/semaphores/crash'
   await request(survivor.url, 'POST', `${key}?limit=3&permits=3&ttl=30s`, { token: tok('holder') })
   request(doomed.url, 'POST', `${key}?limit=3&permits=3&wait=30s`, { token: tok('doomed') }).catch(() => undefined)

@@ -22,7 +22,11 @@ interface Serve {
 function serve(t: { teardown(fn: () => unknown): void }, env: Record<string, string>): Serve {
   const base = { ...process.env }
   for (const name of ['REDIS_URLS', 'REDIS_URL', 'HOST', 'PORT', 'LOCAL_REDIS_PORT', 'AUTH_FILE']) delete base[name]
-  const child = spawn('npm', ['run', 'serve'], { cwd: root, env: { ...base, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn('npm', ['run', 'serve'], {
+    cwd: root,
+    env: { ...base, LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   let output = ''
   child.stdout?.on('data', (c: Buffer) => (output += c.toString()))
   child.stderr?.on('data', (c: Buffer) => (output += c.toString()))

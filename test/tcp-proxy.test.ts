@@ -6,7 +6,9 @@ import { startProxy } from './helpers/tcp-proxy.js'
 type Outcome = { reply: string } | 'closed' | 'silence'
 
 /** A raw connection to the proxy, to see exactly what a client sees: replies, a close, or nothing. */
-async function connect(port: number): Promise<{ send(command: string, withinMs?: number): Promise<Outcome>; closed: Promise<void>; destroy(): void }> {
+async function connect(
+  port: number,
+): Promise<{ send(command: string, withinMs?: number): Promise<Outcome>; closed: Promise<void>; destroy(): void }> {
   const socket = net.connect({ host: '127.0.0.1', port })
   socket.on('error', () => {})
   socket.setEncoding('utf8')

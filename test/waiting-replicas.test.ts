@@ -10,7 +10,6 @@ import { until } from './helpers/until.js'
 
 const tok = (name: string) => `${name}-replica-token-0000`
 
-
 const waitersOn = async (base: string, path: string) => {
   const res = await request(base, 'GET', path)
   return res.status === 200 ? (res.body.waiters as number) : -1
@@ -51,7 +50,10 @@ async function subscribedReplicas(redis: RedisProcess): Promise<number> {
  */
 async function lineAcrossTwoReplicas(t: Test, key: string) {
   const redis = await startRedis({ t })
-  const [doomed, survivor] = await Promise.all([startService({ REDIS_URLS: redis.url }, { t }), startService({ REDIS_URLS: redis.url }, { t })])
+  const [doomed, survivor] = await Promise.all([
+    startService({ REDIS_URLS: redis.url }, { t }),
+    startService({ REDIS_URLS: redis.url }, { t }),
+  ])
   await request(survivor.url, 'POST', `${key}?ttl=30s`, { token: tok('holder') })
   request(doomed.url, 'POST', `${key}?wait=30s`, { token: tok('doomed') }).catch(() => undefined)
   await until(async () => (await waitersOn(survivor.url, key)) === 1, 'first waiter in line')
@@ -94,7 +96,10 @@ t.test('a replica cut off without closing its connections stops blocking the lin
 
 t.test('SIGTERM: parked waiters answer 503 shutting_down, leave the line, the replica exits 0', async (t) => {
   const redis = await startRedis({ t })
-  const [leaving, staying] = await Promise.all([startService({ REDIS_URLS: redis.url }, { t }), startService({ REDIS_URLS: redis.url }, { t })])
+  const [leaving, staying] = await Promise.all([
+    startService({ REDIS_URLS: redis.url }, { t }),
+    startService({ REDIS_URLS: redis.url }, { t }),
+  ])
   const key = '/locks/drain'
   await request(staying.url, 'POST', `${key}?ttl=30s`, { token: tok('holder') })
   const parked = [0, 1, 2].map((i) => request(leaving.url, 'POST', `${key}?wait=30s`, { token: tok(`p${i}`) }))
@@ -102,7 +107,11 @@ t.test('SIGTERM: parked waiters answer 503 shutting_down, leave the line, the re
   const started = performance.now()
   const exit = leaving.stop('SIGTERM')
   const answers = await Promise.all(parked)
-  t.same(answers.map((r) => [r.status, r.body.error]), Array(3).fill([503, 'shutting_down']), 'each parked waiter got 503 shutting_down')
+  t.same(
+    answers.map((r) => [r.status, r.body.error]),
+    Array(3).fill([503, 'shutting_down']),
+    'each parked waiter got 503 shutting_down',
+  )
   t.equal(await exit, 0, 'exit code 0')
   t.ok(performance.now() - started < 10_000, 'within the 10 s shutdown bound')
   await until(async () => (await waitersOn(staying.url, key)) === 0, 'their places in line released')
@@ -115,9 +124,21 @@ t.test('waiting clients on a quorum of 3, through two replicas: safe, everyone s
   const [a, b] = await Promise.all([startService(env, { t }), startService(env, { t })])
   const history = new History()
   const perClient = new Map<string, number>()
-  const stats = await contend({ baseUrls: [a.url, b.url], keys: ['q-wait'], clients: 12, durationMs: 3000, ttlMs: 2000, history, waitMs: 5000, onGrant: (c) => perClient.set(c, (perClient.get(c) ?? 0) + 1) })
+  const stats = await contend({
+    baseUrls: [a.url, b.url],
+    keys: ['q-wait'],
+    clients: 12,
+    durationMs: 3000,
+    ttlMs: 2000,
+    history,
+    waitMs: 5000,
+    onGrant: (c) => perClient.set(c, (perClient.get(c) ?? 0) + 1),
+  })
   t.same(stats.unexpected, [])
-  t.ok(stats.unavailable <= stats.grants / 20, `${stats.unavailable} answers 503 (a node timeout on an overloaded machine is a correct 503; a stream of them is not)`)
+  t.ok(
+    stats.unavailable <= stats.grants / 20,
+    `${stats.unavailable} answers 503 (a node timeout on an overloaded machine is a correct 503; a stream of them is not)`,
+  )
   t.equal(perClient.size, 12, `every client was granted (${stats.grants} grants, ${stats.conflicts} gave up)`)
   history.assertSafe(t, 'waiting clients, quorum of 3, two replicas')
 })

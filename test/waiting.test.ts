@@ -12,7 +12,6 @@ import { lockKeys } from '../src/locks/keys.js'
 
 const tok = (name: string) => `${name}-wait-token-000000`
 
-
 t.test('waiting on one Redis', async (t) => {
   const redis = await startRedis({ t })
   const { app } = await startApp(t, [redis.url], { maxWaiters: 20 })
@@ -143,7 +142,11 @@ t.test('waiting on one Redis', async (t) => {
 
     await del(`${key}/write`, tok('w0'))
     const granted = await Promise.all(readers)
-    t.same(granted.map((r) => r.statusCode), [201, 201, 201], 'the three readers got in together')
+    t.same(
+      granted.map((r) => r.statusCode),
+      [201, 201, 201],
+      'the three readers got in together',
+    )
     let state = (await app.inject({ method: 'GET', url: key })).json()
     t.same([state.readers, state.writerWaiting, state.waiters], [3, true, 2], 'the writer and the late reader still wait')
     await sleep(50)
@@ -180,13 +183,29 @@ t.test('waiting on one Redis', async (t) => {
       const spy = redis.client()
       await spy.psubscribe('lock-service:wake:*')
       spy.on('pmessage', () => gone.notify())
-      const waiting = app.engine.acquire({ mode: 'exclusive', key, token: tok('b'), ttlMs: 30_000, reentrant: false, waitMs: 10_000, clientGone: gone })
+      const waiting = app.engine.acquire({
+        mode: 'exclusive',
+        key,
+        token: tok('b'),
+        ttlMs: 30_000,
+        reentrant: false,
+        waitMs: 10_000,
+        clientGone: gone,
+      })
       await until(async () => (await waitersOn(`/locks/${key}`)) === 1, 'b in line')
       await del(`/locks/${key}`, tok('holder'))
       await t.rejects(waiting, `round ${round}: the abandoned acquire does not return a grant`)
       await spy.quit()
-      await until(async () => (await app.inject({ method: 'GET', url: `/locks/${key}` })).statusCode === 404, 'the lock is free again', 1000)
-      t.equal((await post(`/locks/${key}`, tok('c'))).statusCode, 201, `round ${round}: free for the next client at once, not after the 30 s TTL`)
+      await until(
+        async () => (await app.inject({ method: 'GET', url: `/locks/${key}` })).statusCode === 404,
+        'the lock is free again',
+        1000,
+      )
+      t.equal(
+        (await post(`/locks/${key}`, tok('c'))).statusCode,
+        201,
+        `round ${round}: free for the next client at once, not after the 30 s TTL`,
+      )
     }
   })
 })
@@ -194,7 +213,11 @@ t.test('waiting on one Redis', async (t) => {
 t.test('a hand-off is the release script alone: the waiter sends nothing more to Redis (one node, and a quorum of 3)', async (t) => {
   for (const n of [1, 3]) {
     const nodes = await startRedisCluster(n, { t })
-    const { app, config } = await startApp(t, nodes.map((r) => r.url), { logLevel: 'warn' })
+    const { app, config } = await startApp(
+      t,
+      nodes.map((r) => r.url),
+      { logLevel: 'warn' },
+    )
     const key = `one-trip-${n}`
     await app.inject({ method: 'POST', url: `/locks/${key}?ttl=30s`, headers: { 'lock-token': tok('a') } })
     const waiting = app.inject({ method: 'POST', url: `/locks/${key}?wait=10s`, headers: { 'lock-token': tok('b') } })
@@ -204,22 +227,28 @@ t.test('a hand-off is the release script alone: the waiter sends nothing more to
     const seen: string[][] = []
     const clients = nodes.map((r) => r.client())
     const monitors = await Promise.all(clients.map((c) => c.monitor()))
-    for (const m of monitors) m.on('monitor', (_time: string, args: string[], source: string) => void (source.includes('lua') || seen.push(args)))
-    const [released, res] = await Promise.all([app.inject({ method: 'DELETE', url: `/locks/${key}`, headers: { 'lock-token': tok('a') } }), waiting])
+    for (const m of monitors)
+      m.on('monitor', (_time: string, args: string[], source: string) => void (source.includes('lua') || seen.push(args)))
+    const [released, res] = await Promise.all([
+      app.inject({ method: 'DELETE', url: `/locks/${key}`, headers: { 'lock-token': tok('a') } }),
+      waiting,
+    ])
     await sleep(200)
     for (const c of [...monitors, ...clients]) c.disconnect()
     t.same([released.statusCode, res.statusCode], [200, 201], `N=${n}: released, then granted`)
     const byB = seen.filter((args) => args.includes(tok('b')))
     t.same(byB, [], `N=${n}: the waiter asked no node again (the release handed the lock over)`)
     t.equal(seen.filter((args) => args.includes(tok('a'))).length, n, `N=${n}: one release call per node`)
-    const holds = await Promise.all(nodes.map(async (r) => {
-      const c = r.client()
-      try {
-        return await c.hmget(lockKeys(config.keyPrefix, 'lock', key).holds, 'w', 'wf')
-      } finally {
-        c.disconnect()
-      }
-    }))
+    const holds = await Promise.all(
+      nodes.map(async (r) => {
+        const c = r.client()
+        try {
+          return await c.hmget(lockKeys(config.keyPrefix, 'lock', key).holds, 'w', 'wf')
+        } finally {
+          c.disconnect()
+        }
+      }),
+    )
     t.same(holds, Array(n).fill([tok('b'), String(res.json().fence)]), `N=${n}: every node holds it for b, with the fence b was given`)
   }
 })
@@ -229,7 +258,13 @@ t.test('a waiter whose HTTP client hangs up leaves the line at once', async (t) 
   const { app } = await startApp(t, [redis.url])
   const address = new URL(await app.listen({ port: 0, host: '127.0.0.1' }))
   await app.inject({ method: 'POST', url: '/locks/hangup?ttl=30s', headers: { 'lock-token': tok('holder') } })
-  const req = http.request({ host: address.hostname, port: address.port, method: 'POST', path: '/locks/hangup?wait=20s', headers: { 'lock-token': tok('gone') } })
+  const req = http.request({
+    host: address.hostname,
+    port: address.port,
+    method: 'POST',
+    path: '/locks/hangup?wait=20s',
+    headers: { 'lock-token': tok('gone') },
+  })
   req.on('error', () => undefined)
   req.end()
   await until(async () => (await app.inject({ method: 'GET', url: '/locks/hangup' })).json().waiters === 1, 'in line')
@@ -247,7 +282,16 @@ t.test('16 waiting clients on one hot key: safe history, everyone served, fair',
   const address = await app.listen({ port: 0, host: '127.0.0.1' })
   const history = new History()
   const perClient = new Map<string, number>()
-  const stats = await contend({ baseUrls: [address], keys: ['hot-wait'], clients: 16, durationMs: 3000, ttlMs: 2000, history, waitMs: 5000, onGrant: (c) => perClient.set(c, (perClient.get(c) ?? 0) + 1) })
+  const stats = await contend({
+    baseUrls: [address],
+    keys: ['hot-wait'],
+    clients: 16,
+    durationMs: 3000,
+    ttlMs: 2000,
+    history,
+    waitMs: 5000,
+    onGrant: (c) => perClient.set(c, (perClient.get(c) ?? 0) + 1),
+  })
   t.same(stats.unexpected, [])
   t.equal(stats.conflicts, 0, 'nobody gave up: every waiter was served within its wait')
   const counts = [...perClient.values()]

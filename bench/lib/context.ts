@@ -72,7 +72,11 @@ export class BenchContext {
   /** The service (`node dist/server.js`) on `nodes` Redis nodes, shared by every scenario of the run. */
   service(options: ServiceOptions = {}): Promise<HttpServer> {
     const nodes = options.nodes ?? 1
-    const env = options.env ? `-${Object.entries(options.env).map(([k, v]) => `${k}=${v}`).join(',')}` : ''
+    const env = options.env
+      ? `-${Object.entries(options.env)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(',')}`
+      : ''
     const name = `service-n${nodes}${env}${options.script ? `-${options.script}` : ''}`
     return this.memo(name, () => this.startService({ ...options, name }))
   }
@@ -90,7 +94,13 @@ export class BenchContext {
   /** A new service process nobody else uses (memory figures need one); the caller stops it. */
   async startService(options: ServiceOptions & { name?: string } = {}): Promise<HttpServer> {
     const redis = await this.redisNodes(options.nodes ?? 1)
-    return this.startNode(options.name ?? `service-fresh-${++this.freshCount}`, options.script ?? 'dist/server.js', 'REDIS_URLS', redis, options.env)
+    return this.startNode(
+      options.name ?? `service-fresh-${++this.freshCount}`,
+      options.script ?? 'dist/server.js',
+      'REDIS_URLS',
+      redis,
+      options.env,
+    )
   }
 
   /** A new baseline process nobody else uses; the caller stops it. */
@@ -99,7 +109,13 @@ export class BenchContext {
   }
 
   /** `node <script>` at LOG_LEVEL=warn (profiled when the run profiles), told its Redis nodes' URLs in `urlsVar`. */
-  private startNode(name: string, script: string, urlsVar?: string, redis: RedisNode[] = [], env: Record<string, string> = {}): Promise<HttpServer> {
+  private startNode(
+    name: string,
+    script: string,
+    urlsVar?: string,
+    redis: RedisNode[] = [],
+    env: Record<string, string> = {},
+  ): Promise<HttpServer> {
     const urls = urlsVar ? { [urlsVar]: redis.map((r) => r.url).join(',') } : {}
     return startNodeServer({ name, script, env: { LOG_LEVEL: 'warn', ...urls, ...env }, nodeArgs: this.profileArgs(name), redis })
   }
@@ -141,13 +157,18 @@ export class BenchContext {
 
   private memo(name: string, start: () => Promise<HttpServer>): Promise<HttpServer> {
     let server = this.shared.get(name)
-    if (!server) this.shared.set(name, (server = start().then((s) => this.prime(s))))
+    if (!server) {
+      server = start().then((s) => this.prime(s))
+      this.shared.set(name, server)
+    }
     return server
   }
 
   private profileArgs(name: string): string[] {
     const dir = this.settings.profileDir
-    return dir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(repoRoot, dir)}`, `--cpu-prof-name=${name.replace(/[^\w.=,-]+/g, '_')}.cpuprofile`] : []
+    return dir
+      ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(repoRoot, dir)}`, `--cpu-prof-name=${name.replace(/[^\w.=,-]+/g, '_')}.cpuprofile`]
+      : []
   }
 }
 
@@ -188,5 +209,7 @@ export function errorNotes(name: string, runs: readonly LoadResult[]): string[] 
   const failed = runs.reduce((n, r) => n + r.errors, 0)
   if (failed === 0) return []
   const sample = runs.flatMap((r) => r.errorSamples)[0] ?? ''
-  return [`**Warning:** ${name}: ${failed} failed cycles in ${runs.length} runs (first: \`${sample.replace(/`/g, "'")}\`); its figures are not comparable.`]
+  return [
+    `**Warning:** ${name}: ${failed} failed cycles in ${runs.length} runs (first: \`${sample.replace(/`/g, "'")}\`); its figures are not comparable.`,
+  ]
 }

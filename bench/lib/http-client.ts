@@ -156,7 +156,9 @@ class NodeHttpConnection implements HttpConnection {
       const req = http.request({ host: this.host, port: this.port, method, path, headers, agent: this.agent }, (res) => {
         const chunks: Buffer[] = []
         res.on('data', (c: Buffer) => chunks.push(c))
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks) }))
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks) }),
+        )
         res.on('error', reject)
       })
       req.on('error', reject)

@@ -105,7 +105,10 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
 
   const samplesFor = (map: Map<string, Samples>, name: string) => {
     let s = map.get(name)
-    if (!s) map.set(name, (s = new Samples()))
+    if (!s) {
+      s = new Samples()
+      map.set(name, s)
+    }
     return s
   }
 
@@ -130,7 +133,10 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
         if (measuring) {
           samplesFor(latency, label).add(performance.now() - started)
           let byStatus = statuses.get(label)
-          if (!byStatus) statuses.set(label, (byStatus = new Map()))
+          if (!byStatus) {
+            byStatus = new Map()
+            statuses.set(label, byStatus)
+          }
           byStatus.set(res.status, (byStatus.get(res.status) ?? 0) + 1)
         }
         return res

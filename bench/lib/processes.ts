@@ -175,7 +175,9 @@ function killQuietly(pid: number | undefined, signal: NodeJS.Signals): void {
 
 /** `read` returns at EOF, i.e. when this process is gone however it died; then it kills the server. */
 function startWatchdog(pid: number): ChildProcess {
-  const watchdog = spawn('sh', ['-c', 'read _; kill -9 "$1" 2>/dev/null', 'bench-watchdog', String(pid)], { stdio: ['pipe', 'ignore', 'ignore'] })
+  const watchdog = spawn('sh', ['-c', 'read _; kill -9 "$1" 2>/dev/null', 'bench-watchdog', String(pid)], {
+    stdio: ['pipe', 'ignore', 'ignore'],
+  })
   watchdog.on('error', () => {})
   watchdog.unref()
   ;(watchdog.stdin as unknown as { unref?: () => void } | null)?.unref?.()
@@ -227,7 +229,9 @@ export interface HttpServer {
 export async function lowestRss(servers: readonly HttpServer[], forMs: number): Promise<number[]> {
   const lowest = servers.map(() => Infinity)
   for (let t = 0; ; t += 1000) {
-    servers.forEach((s, i) => (lowest[i] = Math.min(lowest[i] as number, s.proc.memory().rssMb)))
+    servers.forEach((s, i) => {
+      lowest[i] = Math.min(lowest[i] as number, s.proc.memory().rssMb)
+    })
     if (t >= forMs) return lowest
     await sleep(1000)
   }

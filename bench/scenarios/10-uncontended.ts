@@ -23,14 +23,28 @@ const scenario: Scenario = {
   async run(ctx) {
     const [baseline, floor, service] = await Promise.all([ctx.baseline(), ctx.redisFloor(), ctx.service({ nodes: 1 })])
     const targets: TargetCheck[] = []
-    const { rows, figures, notes } = await compareEach(ctx, { baseline, 'redis floor': floor, service }, { connections: CONNECTIONS, flow: acquireRelease }, (cmp, name, connections) => {
-      const { median, ratio: x, cells } = versus(cmp, name, 'baseline')
-      if (name === 'service') {
-        targets.push(target(`uncontended req/s vs baseline, ${connections} connections`, x.requestsPerSec, fmtRatio(x.requestsPerSec), '≥', TARGET_RATIO, '×'))
-      }
-      const m = { ...median, loaderUsPerRequest: cmp.median(name, (r) => r.cpu.loaderUsPerRequest) }
-      return { cells, figures: { median: roundAll(m), ratioToBaseline: roundAll(x), runs: cmp.of(name) } }
-    })
+    const { rows, figures, notes } = await compareEach(
+      ctx,
+      { baseline, 'redis floor': floor, service },
+      { connections: CONNECTIONS, flow: acquireRelease },
+      (cmp, name, connections) => {
+        const { median, ratio: x, cells } = versus(cmp, name, 'baseline')
+        if (name === 'service') {
+          targets.push(
+            target(
+              `uncontended req/s vs baseline, ${connections} connections`,
+              x.requestsPerSec,
+              fmtRatio(x.requestsPerSec),
+              '≥',
+              TARGET_RATIO,
+              '×',
+            ),
+          )
+        }
+        const m = { ...median, loaderUsPerRequest: cmp.median(name, (r) => r.cpu.loaderUsPerRequest) }
+        return { cells, figures: { median: roundAll(m), ratioToBaseline: roundAll(x), runs: cmp.of(name) } }
+      },
+    )
     return {
       columns: ['server', 'conns', 'cycles/s', 'req/s', '× base', 'p50 ms', '× base', 'p99 ms', '× base', 'server CPU µs/req'],
       rows,

@@ -36,31 +36,36 @@ const scenario: Scenario = {
     '409 rate = share of acquires answered 409 lock_held. Ratios are service ÷ baseline (which grants every POST).',
   async run(ctx) {
     const [baseline, service] = await Promise.all([ctx.baseline(), ctx.service({ nodes: 1 })])
-    const { rows, figures, notes } = await compareEach(ctx, { baseline, service }, { connections: [CONNECTIONS], flow: contendedFlow }, (cmp, name) => {
-      const m = {
-        requestsPerSec: cmp.median(name, (r) => r.requestsPerSec),
-        acquiresPerSec: cmp.median(name, (r) => attempts(r) / r.seconds),
-        grantsPerSec: cmp.median(name, (r) => (r.counters.granted ?? 0) / r.seconds),
-        heldRate: cmp.median(name, (r) => (r.counters.held ?? 0) / attempts(r)),
-        p50Ms: cmp.median(name, (r) => r.latencyMs.p50),
-        p99Ms: cmp.median(name, (r) => r.latencyMs.p99),
-        serverUsPerRequest: cmp.median(name, (r) => r.cpu.serverUsPerRequest),
-        errors: cmp.errors(name),
-      }
-      const x = versus(cmp, name, 'baseline').ratio
-      const cells = [
-        fmtNumber(m.requestsPerSec),
-        fmtRatio(x.requestsPerSec),
-        fmtNumber(m.acquiresPerSec),
-        fmtNumber(m.grantsPerSec),
-        fmtPercent(m.heldRate),
-        fmtMs(m.p50Ms),
-        fmtRatio(x.p50),
-        fmtMs(m.p99Ms),
-        fmtRatio(x.p99),
-      ]
-      return { cells, figures: { median: roundAll(m), ratioToBaseline: roundAll(x), runs: cmp.of(name) } }
-    })
+    const { rows, figures, notes } = await compareEach(
+      ctx,
+      { baseline, service },
+      { connections: [CONNECTIONS], flow: contendedFlow },
+      (cmp, name) => {
+        const m = {
+          requestsPerSec: cmp.median(name, (r) => r.requestsPerSec),
+          acquiresPerSec: cmp.median(name, (r) => attempts(r) / r.seconds),
+          grantsPerSec: cmp.median(name, (r) => (r.counters.granted ?? 0) / r.seconds),
+          heldRate: cmp.median(name, (r) => (r.counters.held ?? 0) / attempts(r)),
+          p50Ms: cmp.median(name, (r) => r.latencyMs.p50),
+          p99Ms: cmp.median(name, (r) => r.latencyMs.p99),
+          serverUsPerRequest: cmp.median(name, (r) => r.cpu.serverUsPerRequest),
+          errors: cmp.errors(name),
+        }
+        const x = versus(cmp, name, 'baseline').ratio
+        const cells = [
+          fmtNumber(m.requestsPerSec),
+          fmtRatio(x.requestsPerSec),
+          fmtNumber(m.acquiresPerSec),
+          fmtNumber(m.grantsPerSec),
+          fmtPercent(m.heldRate),
+          fmtMs(m.p50Ms),
+          fmtRatio(x.p50),
+          fmtMs(m.p99Ms),
+          fmtRatio(x.p99),
+        ]
+        return { cells, figures: { median: roundAll(m), ratioToBaseline: roundAll(x), runs: cmp.of(name) } }
+      },
+    )
     return {
       columns: ['server', 'conns', 'req/s', '× base', 'acquires/s', 'grants/s', '409 rate', 'p50 ms', '× base', 'p99 ms', '× base'],
       rows,

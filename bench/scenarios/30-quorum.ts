@@ -21,13 +21,30 @@ const scenario: Scenario = {
   async run(ctx) {
     const [n1, n3] = await Promise.all([ctx.service({ nodes: 1 }), ctx.service({ nodes: 3 })])
     const targets: TargetCheck[] = []
-    const { rows, figures, notes } = await compareEach(ctx, { N1: n1, N3: n3 }, { connections: CONNECTIONS, flow: acquireRelease }, (cmp, name, connections) => {
-      const { median: m, ratio: x, cells } = versus(cmp, name, 'N1')
-      if (name === 'N3') {
-        targets.push(target(`quorum N3 ÷ N1 req/s, ${connections} connections`, x.requestsPerSec, fmtRatio(x.requestsPerSec), '≥', TARGET_RATIO, '×'))
-      }
-      return { cells: [...cells, fmtNumber(m.redisUsPerRequest)], figures: { median: roundAll(m), ratioToN1: roundAll(x), runs: cmp.of(name) } }
-    })
+    const { rows, figures, notes } = await compareEach(
+      ctx,
+      { N1: n1, N3: n3 },
+      { connections: CONNECTIONS, flow: acquireRelease },
+      (cmp, name, connections) => {
+        const { median: m, ratio: x, cells } = versus(cmp, name, 'N1')
+        if (name === 'N3') {
+          targets.push(
+            target(
+              `quorum N3 ÷ N1 req/s, ${connections} connections`,
+              x.requestsPerSec,
+              fmtRatio(x.requestsPerSec),
+              '≥',
+              TARGET_RATIO,
+              '×',
+            ),
+          )
+        }
+        return {
+          cells: [...cells, fmtNumber(m.redisUsPerRequest)],
+          figures: { median: roundAll(m), ratioToN1: roundAll(x), runs: cmp.of(name) },
+        }
+      },
+    )
     return {
       columns: ['nodes', 'conns', 'cycles/s', 'req/s', '× N1', 'p50 ms', '× N1', 'p99 ms', '× N1', 'server CPU µs/req', 'redis CPU µs/req'],
       rows,

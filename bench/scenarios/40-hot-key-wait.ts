@@ -56,58 +56,95 @@ const scenario: Scenario = {
     const [baseline, service, quorum] = await Promise.all([ctx.baseline(), ctx.service({ nodes: 1 }), ctx.service({ nodes: 3 })])
     const targets: TargetCheck[] = []
     // A connection still parked when the window ends gets its turn within ~64 hand-offs.
-    const { rows, figures, notes } = await compareEach(ctx, { baseline, service, 'service N=3': quorum }, { connections: CONNECTIONS, flow: hotKeyFlow, drainMs: 3000 }, (cmp, name, connections) => {
-      const isBase = name === 'baseline'
-      const fair = cmp.of(name).map(perConnection)
-      const m = {
-        grantsPerSec: cmp.median(name, grantsPerSec),
-        requestsPerSec: cmp.median(name, (r) => r.requestsPerSec),
-        handoffP50Ms: isBase ? NaN : cmp.median(name, (r) => r.samples.handoff?.p50 ?? NaN),
-        handoffP99Ms: isBase ? NaN : cmp.median(name, (r) => r.samples.handoff?.p99 ?? NaN),
-        acquireP50Ms: cmp.median(name, (r) => r.labels.acquire?.latencyMs.p50 ?? NaN),
-        acquireP99Ms: cmp.median(name, (r) => r.labels.acquire?.latencyMs.p99 ?? NaN),
-        releaseP50Ms: cmp.median(name, (r) => r.labels.release?.latencyMs.p50 ?? NaN),
-        fewestGrants: median(fair.map((f) => f.min)),
-        mostGrants: median(fair.map((f) => f.max)),
-        // Median of the per-repetition max ÷ min (Infinity when some connection got nothing).
-        fairness: median(fair.map((f) => f.ratio), true),
-        timeouts: cmp.of(name).reduce((n, r) => n + (r.counters.timeout ?? 0), 0),
-        serverUsPerGrant: cmp.median(name, (r) => (r.cpu.serverCores * 1e6) / grantsPerSec(r)),
-        redisUsPerGrant: cmp.median(name, (r) => (r.cpu.redisCores * 1e6) / grantsPerSec(r)),
-        errors: cmp.errors(name),
-      }
-      const x = {
-        grantsPerSec: cmp.ratio(name, 'baseline', grantsPerSec),
-        requestsPerSec: cmp.ratio(name, 'baseline', (r) => r.requestsPerSec),
-        // The same grants/s over the baseline's requests/s (two per cycle): half the ratio above.
-        grantsPerSecToBaselineRequestsPerSec: median(cmp.of(name).map((r, i) => grantsPerSec(r) / (cmp.of('baseline')[i] as LoadResult).requestsPerSec)),
-      }
-      const fairness = Number.isFinite(m.fairness) ? m.fairness.toFixed(2) : m.fairness === Infinity ? '∞' : '–'
-      if (name === 'service') {
-        targets.push(target(`hot key: hand-off p50, ${connections} waiting clients`, m.handoffP50Ms, `${fmtMs(m.handoffP50Ms)} ms`, '≤', TARGET_HANDOFF_P50_MS, ' ms'))
-        if (connections === 16) {
-          const shown = `${fmtNumber(m.grantsPerSec)}/s (${fmtRatio(x.grantsPerSec)} base)`
-          targets.push(target('hot key: grants/s on one key, 16 waiting clients', m.grantsPerSec, shown, '≥', TARGET_GRANTS_PER_SEC_16, '/s'))
+    const { rows, figures, notes } = await compareEach(
+      ctx,
+      { baseline, service, 'service N=3': quorum },
+      { connections: CONNECTIONS, flow: hotKeyFlow, drainMs: 3000 },
+      (cmp, name, connections) => {
+        const isBase = name === 'baseline'
+        const fair = cmp.of(name).map(perConnection)
+        const m = {
+          grantsPerSec: cmp.median(name, grantsPerSec),
+          requestsPerSec: cmp.median(name, (r) => r.requestsPerSec),
+          handoffP50Ms: isBase ? NaN : cmp.median(name, (r) => r.samples.handoff?.p50 ?? NaN),
+          handoffP99Ms: isBase ? NaN : cmp.median(name, (r) => r.samples.handoff?.p99 ?? NaN),
+          acquireP50Ms: cmp.median(name, (r) => r.labels.acquire?.latencyMs.p50 ?? NaN),
+          acquireP99Ms: cmp.median(name, (r) => r.labels.acquire?.latencyMs.p99 ?? NaN),
+          releaseP50Ms: cmp.median(name, (r) => r.labels.release?.latencyMs.p50 ?? NaN),
+          fewestGrants: median(fair.map((f) => f.min)),
+          mostGrants: median(fair.map((f) => f.max)),
+          // Median of the per-repetition max ÷ min (Infinity when some connection got nothing).
+          fairness: median(
+            fair.map((f) => f.ratio),
+            true,
+          ),
+          timeouts: cmp.of(name).reduce((n, r) => n + (r.counters.timeout ?? 0), 0),
+          serverUsPerGrant: cmp.median(name, (r) => (r.cpu.serverCores * 1e6) / grantsPerSec(r)),
+          redisUsPerGrant: cmp.median(name, (r) => (r.cpu.redisCores * 1e6) / grantsPerSec(r)),
+          errors: cmp.errors(name),
         }
-        targets.push(target(`hot key: max ÷ min grants per client, ${connections} waiting clients`, m.fairness, fairness, '≤', TARGET_FAIRNESS))
-      }
-      const cells = [
-        fmtNumber(m.grantsPerSec),
-        fmtRatio(x.grantsPerSec),
-        fmtMs(m.handoffP50Ms),
-        fmtMs(m.handoffP99Ms),
-        fmtMs(m.acquireP50Ms),
-        fmtMs(m.acquireP99Ms),
-        fmtNumber(m.fewestGrants),
-        fmtNumber(m.mostGrants),
-        fairness,
-        String(m.timeouts),
-        fmtNumber(m.serverUsPerGrant),
-      ]
-      return { cells, figures: { median: roundAll(m), ratioToBaseline: roundAll(x), perRepetition: fair, runs: cmp.of(name) } }
-    })
+        const x = {
+          grantsPerSec: cmp.ratio(name, 'baseline', grantsPerSec),
+          requestsPerSec: cmp.ratio(name, 'baseline', (r) => r.requestsPerSec),
+          // The same grants/s over the baseline's requests/s (two per cycle): half the ratio above.
+          grantsPerSecToBaselineRequestsPerSec: median(
+            cmp.of(name).map((r, i) => grantsPerSec(r) / (cmp.of('baseline')[i] as LoadResult).requestsPerSec),
+          ),
+        }
+        const fairness = Number.isFinite(m.fairness) ? m.fairness.toFixed(2) : m.fairness === Infinity ? '∞' : '–'
+        if (name === 'service') {
+          targets.push(
+            target(
+              `hot key: hand-off p50, ${connections} waiting clients`,
+              m.handoffP50Ms,
+              `${fmtMs(m.handoffP50Ms)} ms`,
+              '≤',
+              TARGET_HANDOFF_P50_MS,
+              ' ms',
+            ),
+          )
+          if (connections === 16) {
+            const shown = `${fmtNumber(m.grantsPerSec)}/s (${fmtRatio(x.grantsPerSec)} base)`
+            targets.push(
+              target('hot key: grants/s on one key, 16 waiting clients', m.grantsPerSec, shown, '≥', TARGET_GRANTS_PER_SEC_16, '/s'),
+            )
+          }
+          targets.push(
+            target(`hot key: max ÷ min grants per client, ${connections} waiting clients`, m.fairness, fairness, '≤', TARGET_FAIRNESS),
+          )
+        }
+        const cells = [
+          fmtNumber(m.grantsPerSec),
+          fmtRatio(x.grantsPerSec),
+          fmtMs(m.handoffP50Ms),
+          fmtMs(m.handoffP99Ms),
+          fmtMs(m.acquireP50Ms),
+          fmtMs(m.acquireP99Ms),
+          fmtNumber(m.fewestGrants),
+          fmtNumber(m.mostGrants),
+          fairness,
+          String(m.timeouts),
+          fmtNumber(m.serverUsPerGrant),
+        ]
+        return { cells, figures: { median: roundAll(m), ratioToBaseline: roundAll(x), perRepetition: fair, runs: cmp.of(name) } }
+      },
+    )
     return {
-      columns: ['server', 'conns', 'grants/s', '× base', 'hand-off p50 ms', 'hand-off p99 ms', 'acquire p50 ms', 'acquire p99 ms', 'fewest/conn', 'most/conn', 'max ÷ min', 'timeouts', 'server CPU µs/grant'],
+      columns: [
+        'server',
+        'conns',
+        'grants/s',
+        '× base',
+        'hand-off p50 ms',
+        'hand-off p99 ms',
+        'acquire p50 ms',
+        'acquire p99 ms',
+        'fewest/conn',
+        'most/conn',
+        'max ÷ min',
+        'timeouts',
+        'server CPU µs/grant',
+      ],
       rows,
       figures,
       targets,

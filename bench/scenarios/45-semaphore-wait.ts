@@ -38,52 +38,96 @@ const scenario: Scenario = {
     const service = await ctx.service({ nodes: 1 })
     const targets: TargetCheck[] = []
     const servers = { lock: { server: service, flow: hotKeyFlow }, semaphore: { server: service, flow: semaphoreFlow } }
-    const { rows, figures, notes } = await compareEach(ctx, servers, { connections: CONNECTIONS, flow: hotKeyFlow, drainMs: 3000 }, (cmp, name, connections) => {
-      const fair = cmp.of(name).map(perConnection)
-      const m = {
-        grantsPerSec: cmp.median(name, grantsPerSec),
-        handoffP50Ms: cmp.median(name, handoff('p50')),
-        handoffP99Ms: cmp.median(name, handoff('p99')),
-        acquireP50Ms: cmp.median(name, (r) => r.labels.acquire?.latencyMs.p50 ?? NaN),
-        acquireP99Ms: cmp.median(name, (r) => r.labels.acquire?.latencyMs.p99 ?? NaN),
-        fairness: median(fair.map((f) => f.ratio), true),
-        timeouts: cmp.of(name).reduce((n, r) => n + (r.counters.timeout ?? 0), 0),
-        serverUsPerGrant: cmp.median(name, (r) => (r.cpu.serverCores * 1e6) / grantsPerSec(r)),
-        redisUsPerGrant: cmp.median(name, (r) => (r.cpu.redisCores * 1e6) / grantsPerSec(r)),
-        errors: cmp.errors(name),
-      }
-      const x = {
-        grantsPerSec: cmp.ratio(name, 'lock', grantsPerSec),
-        handoffP50: cmp.ratio(name, 'lock', handoff('p50')),
-        handoffP99: cmp.ratio(name, 'lock', handoff('p99')),
-      }
-      if (name === 'semaphore') {
-        targets.push(target(`semaphore of limit ${LIMIT}: grants/s ÷ the hot lock's, ${connections} waiting clients`, x.grantsPerSec, fmtRatio(x.grantsPerSec), '≥', TARGET_GRANTS_RATIO, '×'))
-        targets.push(target(`semaphore of limit ${LIMIT}: hand-off p50, ${connections} waiting clients`, m.handoffP50Ms, `${fmtMs(m.handoffP50Ms)} ms`, '≤', TARGET_HANDOFF_P50_MS, ' ms'))
-      }
-      const fairness = Number.isFinite(m.fairness) ? m.fairness.toFixed(2) : m.fairness === Infinity ? '∞' : '–'
-      const cells = [
-        fmtNumber(m.grantsPerSec),
-        fmtRatio(x.grantsPerSec),
-        fmtMs(m.handoffP50Ms),
-        fmtRatio(x.handoffP50),
-        fmtMs(m.handoffP99Ms),
-        fmtRatio(x.handoffP99),
-        fmtMs(m.acquireP50Ms),
-        fmtMs(m.acquireP99Ms),
-        fairness,
-        String(m.timeouts),
-        fmtNumber(m.serverUsPerGrant),
-        fmtNumber(m.redisUsPerGrant),
-      ]
-      return { cells, figures: { median: roundAll(m), ratioToLock: roundAll(x), perRepetition: fair, runs: cmp.of(name) } }
-    })
+    const { rows, figures, notes } = await compareEach(
+      ctx,
+      servers,
+      { connections: CONNECTIONS, flow: hotKeyFlow, drainMs: 3000 },
+      (cmp, name, connections) => {
+        const fair = cmp.of(name).map(perConnection)
+        const m = {
+          grantsPerSec: cmp.median(name, grantsPerSec),
+          handoffP50Ms: cmp.median(name, handoff('p50')),
+          handoffP99Ms: cmp.median(name, handoff('p99')),
+          acquireP50Ms: cmp.median(name, (r) => r.labels.acquire?.latencyMs.p50 ?? NaN),
+          acquireP99Ms: cmp.median(name, (r) => r.labels.acquire?.latencyMs.p99 ?? NaN),
+          fairness: median(
+            fair.map((f) => f.ratio),
+            true,
+          ),
+          timeouts: cmp.of(name).reduce((n, r) => n + (r.counters.timeout ?? 0), 0),
+          serverUsPerGrant: cmp.median(name, (r) => (r.cpu.serverCores * 1e6) / grantsPerSec(r)),
+          redisUsPerGrant: cmp.median(name, (r) => (r.cpu.redisCores * 1e6) / grantsPerSec(r)),
+          errors: cmp.errors(name),
+        }
+        const x = {
+          grantsPerSec: cmp.ratio(name, 'lock', grantsPerSec),
+          handoffP50: cmp.ratio(name, 'lock', handoff('p50')),
+          handoffP99: cmp.ratio(name, 'lock', handoff('p99')),
+        }
+        if (name === 'semaphore') {
+          targets.push(
+            target(
+              `semaphore of limit ${LIMIT}: grants/s ÷ the hot lock's, ${connections} waiting clients`,
+              x.grantsPerSec,
+              fmtRatio(x.grantsPerSec),
+              '≥',
+              TARGET_GRANTS_RATIO,
+              '×',
+            ),
+          )
+          targets.push(
+            target(
+              `semaphore of limit ${LIMIT}: hand-off p50, ${connections} waiting clients`,
+              m.handoffP50Ms,
+              `${fmtMs(m.handoffP50Ms)} ms`,
+              '≤',
+              TARGET_HANDOFF_P50_MS,
+              ' ms',
+            ),
+          )
+        }
+        const fairness = Number.isFinite(m.fairness) ? m.fairness.toFixed(2) : m.fairness === Infinity ? '∞' : '–'
+        const cells = [
+          fmtNumber(m.grantsPerSec),
+          fmtRatio(x.grantsPerSec),
+          fmtMs(m.handoffP50Ms),
+          fmtRatio(x.handoffP50),
+          fmtMs(m.handoffP99Ms),
+          fmtRatio(x.handoffP99),
+          fmtMs(m.acquireP50Ms),
+          fmtMs(m.acquireP99Ms),
+          fairness,
+          String(m.timeouts),
+          fmtNumber(m.serverUsPerGrant),
+          fmtNumber(m.redisUsPerGrant),
+        ]
+        return { cells, figures: { median: roundAll(m), ratioToLock: roundAll(x), perRepetition: fair, runs: cmp.of(name) } }
+      },
+    )
     return {
-      columns: ['cycle', 'conns', 'grants/s', '× lock', 'hand-off p50 ms', '× lock', 'hand-off p99 ms', '× lock', 'acquire p50 ms', 'acquire p99 ms', 'max ÷ min', 'timeouts', 'server CPU µs/grant', 'Redis CPU µs/grant'],
+      columns: [
+        'cycle',
+        'conns',
+        'grants/s',
+        '× lock',
+        'hand-off p50 ms',
+        '× lock',
+        'hand-off p99 ms',
+        '× lock',
+        'acquire p50 ms',
+        'acquire p99 ms',
+        'max ÷ min',
+        'timeouts',
+        'server CPU µs/grant',
+        'Redis CPU µs/grant',
+      ],
       rows,
       figures,
       targets,
-      notes: [...notes, `"lock" is the hot-key cycle of hot-key-wait at ${CONNECTIONS.join('/')} connections; "semaphore" holds ${LIMIT} at once, one permit each.`],
+      notes: [
+        ...notes,
+        `"lock" is the hot-key cycle of hot-key-wait at ${CONNECTIONS.join('/')} connections; "semaphore" holds ${LIMIT} at once, one permit each.`,
+      ],
     }
   },
 }

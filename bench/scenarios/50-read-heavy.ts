@@ -53,50 +53,55 @@ const scenario: Scenario = {
     'The baseline runs the same flow but grants every hold at once (for it this is the uncontended cycle); × base = service ÷ baseline, same repetition.',
   async run(ctx) {
     const [baseline, service] = await Promise.all([ctx.baseline(), ctx.service({ nodes: 1 })])
-    const { rows, figures, notes } = await compareEach(ctx, { baseline, service }, { connections: CONNECTIONS, flow: readHeavyFlow, drainMs: 3000 }, (cmp, name) => {
-      const m = {
-        cyclesPerSec: cmp.median(name, (r) => r.cyclesPerSec),
-        requestsPerSec: cmp.median(name, (r) => r.requestsPerSec),
-        acquireP50Ms: cmp.median(name, (r) => acquireP(r, 'p50')),
-        acquireP99Ms: cmp.median(name, (r) => acquireP(r, 'p99')),
-        readAcquireP50Ms: cmp.median(name, (r) => r.samples['acquire.read']?.p50 ?? NaN),
-        readAcquireP99Ms: cmp.median(name, (r) => r.samples['acquire.read']?.p99 ?? NaN),
-        writeAcquireP50Ms: cmp.median(name, (r) => r.samples['acquire.write']?.p50 ?? NaN),
-        writeAcquireP99Ms: cmp.median(name, (r) => r.samples['acquire.write']?.p99 ?? NaN),
-        readsPerSec: cmp.median(name, perSec('granted.read')),
-        writesPerSec: cmp.median(name, perSec('granted.write')),
-        writeShare: cmp.median(name, (r) => {
-          const reads = r.counters['granted.read'] ?? 0
-          const writes = r.counters['granted.write'] ?? 0
-          return writes / (reads + writes)
-        }),
-        timeouts: cmp.of(name).reduce((n, r) => n + (r.counters['timeout.read'] ?? 0) + (r.counters['timeout.write'] ?? 0), 0),
-        serverUsPerRequest: cmp.median(name, (r) => r.cpu.serverUsPerRequest),
-        redisUsPerRequest: cmp.median(name, (r) => r.cpu.redisUsPerRequest),
-        errors: cmp.errors(name),
-      }
-      const x = {
-        cyclesPerSec: cmp.ratio(name, 'baseline', (r) => r.cyclesPerSec),
-        acquireP50: cmp.ratio(name, 'baseline', (r) => acquireP(r, 'p50')),
-        acquireP99: cmp.ratio(name, 'baseline', (r) => acquireP(r, 'p99')),
-      }
-      const cells = [
-        fmtNumber(m.cyclesPerSec),
-        fmtRatio(x.cyclesPerSec),
-        fmtMs(m.acquireP50Ms),
-        fmtRatio(x.acquireP50),
-        fmtMs(m.acquireP99Ms),
-        fmtRatio(x.acquireP99),
-        `${fmtMs(m.readAcquireP50Ms)} / ${fmtMs(m.readAcquireP99Ms)}`,
-        `${fmtMs(m.writeAcquireP50Ms)} / ${fmtMs(m.writeAcquireP99Ms)}`,
-        fmtNumber(m.readsPerSec),
-        fmtNumber(m.writesPerSec),
-        fmtPercent(m.writeShare),
-        String(m.timeouts),
-        fmtNumber(m.serverUsPerRequest),
-      ]
-      return { cells, figures: { median: roundAll(m), ratioToBaseline: roundAll(x), runs: cmp.of(name) } }
-    })
+    const { rows, figures, notes } = await compareEach(
+      ctx,
+      { baseline, service },
+      { connections: CONNECTIONS, flow: readHeavyFlow, drainMs: 3000 },
+      (cmp, name) => {
+        const m = {
+          cyclesPerSec: cmp.median(name, (r) => r.cyclesPerSec),
+          requestsPerSec: cmp.median(name, (r) => r.requestsPerSec),
+          acquireP50Ms: cmp.median(name, (r) => acquireP(r, 'p50')),
+          acquireP99Ms: cmp.median(name, (r) => acquireP(r, 'p99')),
+          readAcquireP50Ms: cmp.median(name, (r) => r.samples['acquire.read']?.p50 ?? NaN),
+          readAcquireP99Ms: cmp.median(name, (r) => r.samples['acquire.read']?.p99 ?? NaN),
+          writeAcquireP50Ms: cmp.median(name, (r) => r.samples['acquire.write']?.p50 ?? NaN),
+          writeAcquireP99Ms: cmp.median(name, (r) => r.samples['acquire.write']?.p99 ?? NaN),
+          readsPerSec: cmp.median(name, perSec('granted.read')),
+          writesPerSec: cmp.median(name, perSec('granted.write')),
+          writeShare: cmp.median(name, (r) => {
+            const reads = r.counters['granted.read'] ?? 0
+            const writes = r.counters['granted.write'] ?? 0
+            return writes / (reads + writes)
+          }),
+          timeouts: cmp.of(name).reduce((n, r) => n + (r.counters['timeout.read'] ?? 0) + (r.counters['timeout.write'] ?? 0), 0),
+          serverUsPerRequest: cmp.median(name, (r) => r.cpu.serverUsPerRequest),
+          redisUsPerRequest: cmp.median(name, (r) => r.cpu.redisUsPerRequest),
+          errors: cmp.errors(name),
+        }
+        const x = {
+          cyclesPerSec: cmp.ratio(name, 'baseline', (r) => r.cyclesPerSec),
+          acquireP50: cmp.ratio(name, 'baseline', (r) => acquireP(r, 'p50')),
+          acquireP99: cmp.ratio(name, 'baseline', (r) => acquireP(r, 'p99')),
+        }
+        const cells = [
+          fmtNumber(m.cyclesPerSec),
+          fmtRatio(x.cyclesPerSec),
+          fmtMs(m.acquireP50Ms),
+          fmtRatio(x.acquireP50),
+          fmtMs(m.acquireP99Ms),
+          fmtRatio(x.acquireP99),
+          `${fmtMs(m.readAcquireP50Ms)} / ${fmtMs(m.readAcquireP99Ms)}`,
+          `${fmtMs(m.writeAcquireP50Ms)} / ${fmtMs(m.writeAcquireP99Ms)}`,
+          fmtNumber(m.readsPerSec),
+          fmtNumber(m.writesPerSec),
+          fmtPercent(m.writeShare),
+          String(m.timeouts),
+          fmtNumber(m.serverUsPerRequest),
+        ]
+        return { cells, figures: { median: roundAll(m), ratioToBaseline: roundAll(x), runs: cmp.of(name) } }
+      },
+    )
     return {
       columns: [
         'server',

@@ -34,7 +34,10 @@ const scenario: Scenario = {
     `1 s after a load run (uncontended, 64 connections) and idle again (lowest ${IDLE_FROM_MS / 1000}–${SETTLE_MS / 1000} s after it); peak = VmHWM. ` +
     'The baseline is the Node + Fastify floor.',
   async run(ctx) {
-    const [service, baseline] = await Promise.all([ctx.startService({ nodes: 1, name: 'service-memory' }), ctx.startBaseline('baseline-memory')])
+    const [service, baseline] = await Promise.all([
+      ctx.startService({ nodes: 1, name: 'service-memory' }),
+      ctx.startBaseline('baseline-memory'),
+    ])
     try {
       const rss = (s: HttpServer) => s.proc.memory().rssMb
       const lowest = async (forMs: number) => {
@@ -74,7 +77,12 @@ const scenario: Scenario = {
         columns: [`process`, `${EARLY_MS / 1000} s after start`, 'idle', 'idle × base', '1 s after load', 'idle after load', 'peak'],
         rows,
         notes: [...errorNotes('service', [serviceLoad]), ...errorNotes('baseline', [baselineLoad])],
-        figures: { earlyMs: EARLY_MS, settleMs: SETTLE_MS, service: figures('service', serviceLoad), baseline: figures('baseline', baselineLoad) },
+        figures: {
+          earlyMs: EARLY_MS,
+          settleMs: SETTLE_MS,
+          service: figures('service', serviceLoad),
+          baseline: figures('baseline', baselineLoad),
+        },
         targets: [target('idle RSS of the service', idle.service, `${fmtNumber(idle.service)} MiB`, '≤', TARGET_IDLE_MIB, ' MiB')],
       }
     } finally {

@@ -65,7 +65,13 @@ function openFileLimit(pid: number | 'self'): number {
   return soft === undefined || soft === 'unlimited' ? Infinity : Number(soft)
 }
 
-async function expectOk(conn: HttpConnection, method: string, path: string, wanted: number, headers?: Record<string, string>): Promise<string> {
+async function expectOk(
+  conn: HttpConnection,
+  method: string,
+  path: string,
+  wanted: number,
+  headers?: Record<string, string>,
+): Promise<string> {
   const res = await conn.request(method, path, headers ? { headers } : undefined)
   const text = res.body.toString('utf8')
   if (res.status !== wanted) throw new Error(`${method} ${path}: HTTP ${res.status} ${text.slice(0, 200)}`)
@@ -116,9 +122,13 @@ async function park(
   const sent = await openEach(server, count, conns, send, async (opened) => {
     while (opened - (await inLine()) - answeredNow() > IN_FLIGHT) await sleep(20)
   })
-  let parked = 0
+  let parked: number
   const deadline = performance.now() + 30_000
-  while ((parked = await inLine()) + answeredNow() < count && performance.now() < deadline) await sleep(100)
+  for (;;) {
+    parked = await inLine()
+    if (parked + answeredNow() >= count || performance.now() >= deadline) break
+    await sleep(100)
+  }
   return { sent, parked }
 }
 
@@ -166,7 +176,13 @@ interface LayoutResult {
   failures: string[]
 }
 
-async function measureLayout(server: HttpServer, nKeys: number, count: number, idleRssMiB: number, log: (l: string) => void): Promise<LayoutResult> {
+async function measureLayout(
+  server: HttpServer,
+  nKeys: number,
+  count: number,
+  idleRssMiB: number,
+  log: (l: string) => void,
+): Promise<LayoutResult> {
   const tag = `mem.${Date.now().toString(36)}`
   const keys = Array.from({ length: nKeys }, (_, k) => `${tag}.${k}`)
   const label = `${nKeys === 1 ? '1 key' : `${nKeys} keys`} × ${fmtNumber(count / nKeys)}`
@@ -201,12 +217,22 @@ async function measureLayout(server: HttpServer, nKeys: number, count: number, i
       }
     }
     // Until every waiter is in line (or answered: refused ones are reported, not waited for).
-    const { sent, parked } = await park(server, count, conns, wait, () => waitersOn(control, keys), () => answered(waiting))
+    const { sent, parked } = await park(
+      server,
+      count,
+      conns,
+      wait,
+      () => waitersOn(control, keys),
+      () => answered(waiting),
+    )
     done = sent
     const parkSeconds = (performance.now() - parkStart) / 1000
     const refused = waiting.filter((w) => w.acquire !== 0 || w.error !== undefined)
     if (parked === 0) throw new Error(`no waiter parked (first failure: ${refused[0]?.error ?? 'none'})`)
-    if (parked < count) log(`  ${label}: only ${parked} of ${count} parked after ${parkSeconds.toFixed(1)} s (${refused.length} answered early: ${refused[0]?.error ?? ''})`)
+    if (parked < count)
+      log(
+        `  ${label}: only ${parked} of ${count} parked after ${parkSeconds.toFixed(1)} s (${refused.length} answered early: ${refused[0]?.error ?? ''})`,
+      )
     const parkedRssMiB = server.proc.memory().rssMb
     const cpu0 = { server: server.proc.cpuMs(), redis: server.redis.reduce((s, r) => s + r.proc.cpuMs(), 0), at: performance.now() }
     await sleep(PARKED_FOR_MS)
@@ -269,7 +295,15 @@ async function baselineConnections(server: HttpServer, count: number): Promise<{
   const conns: HttpConnection[] = []
   const failures = { failed: 0 }
   try {
-    await Promise.all(await openEach(server, count, conns, postCountingFailures((i) => `/locks/b.${i}`, failures), () => sleep(20)))
+    await Promise.all(
+      await openEach(
+        server,
+        count,
+        conns,
+        postCountingFailures((i) => `/locks/b.${i}`, failures),
+        () => sleep(20),
+      ),
+    )
     await sleep(2000)
     const m = server.proc.memory()
     return { rssMiB: m.rssMb, peakRssMiB: m.peakRssMb, failed: failures.failed }
@@ -283,13 +317,23 @@ async function baselineConnections(server: HttpServer, count: number): Promise<{
  * `count` connections, each with one POST /parked/<key> that the server holds open (an awaited
  * promise) until DELETE /parked answers them all. What Node + Fastify keep per open request.
  */
-async function baselineParked(server: HttpServer, count: number): Promise<{ rssMiB: number; laterRssMiB: number; peakRssMiB: number; parked: number; failed: number }> {
+async function baselineParked(
+  server: HttpServer,
+  count: number,
+): Promise<{ rssMiB: number; laterRssMiB: number; peakRssMiB: number; parked: number; failed: number }> {
   const control = connect('raw', server.host, server.port)
   const conns: HttpConnection[] = []
   const failures = { failed: 0 }
   const parkedNow = async () => (JSON.parse(await expectOk(control, 'GET', '/parked', 200)) as { parked: number }).parked
   try {
-    const { sent: answers, parked } = await park(server, count, conns, postCountingFailures((i) => `/parked/b.${i % 100}`, failures), parkedNow, () => 0)
+    const { sent: answers, parked } = await park(
+      server,
+      count,
+      conns,
+      postCountingFailures((i) => `/parked/b.${i % 100}`, failures),
+      parkedNow,
+      () => 0,
+    )
     const rssMiB = server.proc.memory().rssMb
     await sleep(PARKED_FOR_MS)
     const laterRssMiB = server.proc.memory().rssMb
@@ -344,10 +388,14 @@ const scenario: Scenario = {
         await service.proc.stop()
       }
       const base = await baselineConnections(baseline, count)
-      ctx.log(`  baseline         ${count} open connections: RSS ${base.rssMiB.toFixed(1)} MiB (idle ${baselineIdle.toFixed(1)})${base.failed > 0 ? `, ${base.failed} FAILED` : ''}`)
+      ctx.log(
+        `  baseline         ${count} open connections: RSS ${base.rssMiB.toFixed(1)} MiB (idle ${baselineIdle.toFixed(1)})${base.failed > 0 ? `, ${base.failed} FAILED` : ''}`,
+      )
       const floor = await baselineParked(parkedBaseline, count)
       const floorRssMiB = Math.max(floor.rssMiB, floor.laterRssMiB)
-      ctx.log(`  baseline         ${floor.parked} parked requests: RSS ${floor.rssMiB.toFixed(1)} → ${floor.laterRssMiB.toFixed(1)} MiB (idle ${parkedBaselineIdle.toFixed(1)})${floor.failed > 0 ? `, ${floor.failed} FAILED` : ''}`)
+      ctx.log(
+        `  baseline         ${floor.parked} parked requests: RSS ${floor.rssMiB.toFixed(1)} → ${floor.laterRssMiB.toFixed(1)} MiB (idle ${parkedBaselineIdle.toFixed(1)})${floor.failed > 0 ? `, ${floor.failed} FAILED` : ''}`,
+      )
 
       const rows = results.map((r) => [
         `service, ${r.layout}`,
@@ -363,14 +411,35 @@ const scenario: Scenario = {
         `${r.drainSeconds.toFixed(1)} s (${fmtNumber(r.drainGrantsPerSec)}/s)`,
       ])
       /** A baseline's row: its cost per connection or request is over its idle RSS, at its larger reading. */
-      const baselineRow = (label: string, n: number, idleMiB: number, rssMiB: number, laterRssMiB: number | undefined, peakRssMiB: number) => {
+      const baselineRow = (
+        label: string,
+        n: number,
+        idleMiB: number,
+        rssMiB: number,
+        laterRssMiB: number | undefined,
+        peakRssMiB: number,
+      ) => {
         const costMiB = Math.max(rssMiB, laterRssMiB ?? rssMiB)
         const kib = ((costMiB - idleMiB) * 1024) / n
         const scaled = n < WANTED ? fmtNumber(scaledTo10k(idleMiB, costMiB, n)) : '–'
-        return [label, fmtNumber(n), fmtNumber(idleMiB), fmtNumber(rssMiB), laterRssMiB === undefined ? '–' : fmtNumber(laterRssMiB), fmtNumber(kib), scaled, fmtNumber(peakRssMiB), '–', '–', '–']
+        return [
+          label,
+          fmtNumber(n),
+          fmtNumber(idleMiB),
+          fmtNumber(rssMiB),
+          laterRssMiB === undefined ? '–' : fmtNumber(laterRssMiB),
+          fmtNumber(kib),
+          scaled,
+          fmtNumber(peakRssMiB),
+          '–',
+          '–',
+          '–',
+        ]
       }
       rows.push(baselineRow('baseline, open connections', count, baselineIdle, base.rssMiB, undefined, base.peakRssMiB))
-      rows.push(baselineRow('baseline, parked requests', floor.parked, parkedBaselineIdle, floor.rssMiB, floor.laterRssMiB, floor.peakRssMiB))
+      rows.push(
+        baselineRow('baseline, parked requests', floor.parked, parkedBaselineIdle, floor.rssMiB, floor.laterRssMiB, floor.peakRssMiB),
+      )
       for (const r of results) {
         const overKiB = r.kibPerWaiter - ((floorRssMiB - parkedBaselineIdle) * 1024) / floor.parked
         notes.push(
@@ -380,12 +449,18 @@ const scenario: Scenario = {
       }
       for (const r of results) {
         if (r.refusedWhileParking > 0) {
-          notes.push(`**Warning:** ${r.layout}: ${r.refusedWhileParking} of ${count} waiting requests were answered before all were parked, so ${r.waiters} were in line at once; "scaled to 10k" extrapolates.`)
+          notes.push(
+            `**Warning:** ${r.layout}: ${r.refusedWhileParking} of ${count} waiting requests were answered before all were parked, so ${r.waiters} were in line at once; "scaled to 10k" extrapolates.`,
+          )
         }
-        if (r.failed > 0) notes.push(`**Warning:** ${r.layout}: ${r.failed} of ${count} waiters were not granted and released (first: \`${(r.failures[0] ?? '').replace(/`/g, "'")}\`).`)
+        if (r.failed > 0)
+          notes.push(
+            `**Warning:** ${r.layout}: ${r.failed} of ${count} waiters were not granted and released (first: \`${(r.failures[0] ?? '').replace(/`/g, "'")}\`).`,
+          )
       }
       if (base.failed > 0) notes.push(`**Warning:** baseline: ${base.failed} of ${count} requests failed.`)
-      if (floor.failed > 0 || floor.parked < count) notes.push(`**Warning:** parked baseline: ${floor.parked} of ${count} parked, ${floor.failed} failed.`)
+      if (floor.failed > 0 || floor.parked < count)
+        notes.push(`**Warning:** parked baseline: ${floor.parked} of ${count} parked, ${floor.failed} failed.`)
       const targets = results.map((r) => {
         const mib = r.waiters < WANTED ? r.scaledTo10kMiB : Math.max(r.parkedRssMiB, r.parkedLaterRssMiB)
         const mb = (mib * MIB) / 1e6
@@ -415,7 +490,12 @@ const scenario: Scenario = {
           settleMs: SETTLE_MS,
           parkedForMs: PARKED_FOR_MS,
           service: results.map(r2),
-          baseline: { idleRssMiB: round(baselineIdle), rssMiBWithConnections: round(base.rssMiB), peakRssMiB: round(base.peakRssMiB), failed: base.failed },
+          baseline: {
+            idleRssMiB: round(baselineIdle),
+            rssMiBWithConnections: round(base.rssMiB),
+            peakRssMiB: round(base.peakRssMiB),
+            failed: base.failed,
+          },
           parkedBaseline: {
             idleRssMiB: round(parkedBaselineIdle),
             parked: floor.parked,

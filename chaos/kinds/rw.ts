@@ -3,7 +3,13 @@ import type { HoldKind, HoldSpec } from './index.js'
 
 const READ_SHARE = 0.7
 
-const hold = (key: string, mode: 'read' | 'write'): HoldSpec => ({ kind: 'rw', mode, namespace: 'rwlocks', key, path: `/rwlocks/${key}/${mode}` })
+const hold = (key: string, mode: 'read' | 'write'): HoldSpec => ({
+  kind: 'rw',
+  mode,
+  namespace: 'rwlocks',
+  key,
+  path: `/rwlocks/${key}/${mode}`,
+})
 
 export const rw: HoldKind = {
   name: 'rw',

@@ -34,7 +34,10 @@ export interface Help {
 }
 
 /** The option values commander hands over, as checked by the parsers below. */
-type Values = Partial<Record<'url' | 'key' | 'ttl' | 'wait' | 'token' | 'grace' | 'prefix', string> & Record<'read' | 'write' | 'rw' | 'json', true> & { limit: number }>
+type Values = Partial<
+  Record<'url' | 'key' | 'ttl' | 'wait' | 'token' | 'grace' | 'prefix', string> &
+    Record<'read' | 'write' | 'rw' | 'json', true> & { limit: number }
+>
 
 const EPILOGUE = `
 Durations: 1500, 1500ms, 1.5s, 2m, 1h. \`lockctl help COMMAND\` shows a command's options.
@@ -88,10 +91,15 @@ function positive(value: string): number {
 }
 
 const ttl = () => new Option('--ttl <duration>', "lease length (default: the service's, 30s)").argParser(duration)
-const wait = () => new Option('--wait <duration>', 'wait in line up to this long when the lock is held (default: 0, try once)').argParser(duration)
-const read = () => new Option('--read', 'a read (shared) hold of the read-write lock KEY (/rwlocks) instead of the exclusive lock KEY (/locks)').conflicts('write')
+const wait = () =>
+  new Option('--wait <duration>', 'wait in line up to this long when the lock is held (default: 0, try once)').argParser(duration)
+const read = () =>
+  new Option('--read', 'a read (shared) hold of the read-write lock KEY (/rwlocks) instead of the exclusive lock KEY (/locks)').conflicts(
+    'write',
+  )
 const write = () => new Option('--write', 'a write (exclusive) hold of the read-write lock KEY (/rwlocks)')
-const token = (description: string) => new Option('--token <token>', `owner token (${tokenRule.text}); ${description}`).argParser(matching(tokenRule))
+const token = (description: string) =>
+  new Option('--token <token>', `owner token (${tokenRule.text}); ${description}`).argParser(matching(tokenRule))
 const rw = () => new Option('--rw', 'read-write locks (/rwlocks) instead of exclusive ones (/locks)')
 
 /** lockctl's commands and options; `chosen` hears which command the arguments name. */
@@ -99,7 +107,10 @@ function program(out: (text: string) => void, chosen: (command: Command) => void
   const lockctl = new Command('lockctl')
     .description('lockctl — take locks from lock-service on the command line')
     .option('--url <url>', `the lock service (default: $LOCK_SERVICE_URL, else ${DEFAULT_URL})`)
-    .option('--key <secret>', 'API key, sent as "Authorization: Bearer SECRET" (default: $LOCK_SERVICE_KEY; prefer the variable: command lines are visible to other users)')
+    .option(
+      '--key <secret>',
+      'API key, sent as "Authorization: Bearer SECRET" (default: $LOCK_SERVICE_KEY; prefer the variable: command lines are visible to other users)',
+    )
     .version(`lockctl ${version()}`, '--version', 'print the version')
     .addHelpText('after', EPILOGUE)
     .exitOverride()
@@ -113,7 +124,8 @@ function program(out: (text: string) => void, chosen: (command: Command) => void
       .action(function (this: Command) {
         chosen(this)
       })
-  const withKey = (name: string, summary: string) => command(name, summary).argument('<KEY>', `the lock (${lockKeyRule.text})`, matching(lockKeyRule))
+  const withKey = (name: string, summary: string) =>
+    command(name, summary).argument('<KEY>', `the lock (${lockKeyRule.text})`, matching(lockKeyRule))
 
   withKey('run', 'acquire KEY, run CMD while holding it, release it when CMD exits')
     .usage('[options] <KEY> -- CMD [ARGS...]')
@@ -123,9 +135,15 @@ function program(out: (text: string) => void, chosen: (command: Command) => void
     .addOption(wait())
     .addOption(read())
     .addOption(write())
-    .addOption(new Option('--grace <duration>', 'how long CMD may take to exit after SIGTERM when the lock is lost (default: 3s)').argParser(duration))
+    .addOption(
+      new Option('--grace <duration>', 'how long CMD may take to exit after SIGTERM when the lock is lost (default: 3s)').argParser(
+        duration,
+      ),
+    )
   withKey('acquire', 'acquire KEY and print the grant as one line of JSON')
-    .description('Acquire KEY and print the grant as one line of JSON ({ key, mode, token, fence, ttlMs, validityMs, expiresAt, holdCount }),\ne.g. TOKEN=$(lockctl acquire jobs:x --ttl 5m | jq -r .token).')
+    .description(
+      'Acquire KEY and print the grant as one line of JSON ({ key, mode, token, fence, ttlMs, validityMs, expiresAt, holdCount }),\ne.g. TOKEN=$(lockctl acquire jobs:x --ttl 5m | jq -r .token).',
+    )
     .addOption(ttl())
     .addOption(wait())
     .addOption(read())
@@ -174,7 +192,8 @@ export function parse(argv: readonly string[], env: Record<string, string | unde
   const [lockKey = '', ...extra] = sub.args
 
   if (dashes !== -1 && command !== 'run') throw new UsageError(`${command} does not take a command after --`)
-  if (command === 'run' && extra.length > 0) throw new UsageError(`put the command after --: lockctl run ${lockKey} [options] -- ${extra.join(' ')}`)
+  if (command === 'run' && extra.length > 0)
+    throw new UsageError(`put the command after --: lockctl run ${lockKey} [options] -- ${extra.join(' ')}`)
   if (command === 'run' && cmd.length === 0) throw new UsageError('run needs a command: lockctl run KEY [options] -- CMD [ARGS...]')
 
   const v = sub.optsWithGlobals<Values>()
@@ -206,7 +225,8 @@ function checkUrl(text: string): void {
   } catch {
     throw new UsageError(`not a URL: ${JSON.stringify(text)} (--url or LOCK_SERVICE_URL)`)
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`the service URL must be http:// or https://, not ${url.protocol}`)
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new UsageError(`the service URL must be http:// or https://, not ${url.protocol}`)
   if (url.search || url.hash) throw new UsageError('the service URL must not have a query or fragment')
 }
 

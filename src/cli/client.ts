@@ -79,7 +79,10 @@ export class LockServiceClient {
       throw new CliError(EXIT.protocol, `the lock service at ${this.#base} answered ${response.status} with a body that is not JSON`)
     }
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      throw new CliError(EXIT.protocol, `the lock service at ${this.#base} answered ${response.status} with a body that is not a JSON object`)
+      throw new CliError(
+        EXIT.protocol,
+        `the lock service at ${this.#base} answered ${response.status} with a body that is not a JSON object`,
+      )
     }
     return { status: response.status, body: body as Record<string, unknown> }
   }

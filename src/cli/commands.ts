@@ -1,5 +1,5 @@
 import type { Options } from './args.js'
-import { failure, isGrant, LockServiceClient, unreachable, UnreachableError, type Grant, type Reply } from './client.js'
+import { failure, isGrant, type LockServiceClient, unreachable, UnreachableError, type Grant, type Reply } from './client.js'
 import { CliError, EXIT } from './exit.js'
 
 /** Bound on every request that does not wait in line. */

@@ -10,10 +10,10 @@ import { CliError, EXIT } from './exit.js'
 import { runLocked } from './run.js'
 
 const print = (line: string): void => {
-  process.stdout.write(line + '\n')
+  process.stdout.write(`${line}\n`)
 }
 const warn = (line: string): void => {
-  process.stderr.write(line + '\n')
+  process.stderr.write(`${line}\n`)
 }
 
 export async function main(argv: readonly string[], env: Record<string, string | undefined>): Promise<number> {

@@ -3,7 +3,7 @@ import { constants } from 'node:os'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Options } from './args.js'
-import { AbortedError, errorOf, failure, isGrant, LockServiceClient, type Grant, type Reply } from './client.js'
+import { AbortedError, errorOf, failure, isGrant, type LockServiceClient, type Grant, type Reply } from './client.js'
 import { call, describeHold, holdPath, REQUEST_TIMEOUT_MS, requestGrant } from './commands.js'
 import { CliError, EXIT } from './exit.js'
 
@@ -99,10 +99,18 @@ async function acquire(run: Run, o: Options, interrupted: AbortSignal): Promise<
 async function reanchor(run: Run, grant: Grant, sent: number, interrupted: AbortSignal): Promise<Lease> {
   if (performance.now() - sent <= grant.validityMs / 3) return { grant, deadline: sent + grant.validityMs, validityMs: grant.validityMs }
   const renewSent = performance.now()
-  const reply = await call(run.client, run.context, 'PUT', `${run.path}/renew`, { token: grant.token, timeoutMs: REQUEST_TIMEOUT_MS, signal: interrupted })
-  if (reply.status === 200 && isGrant(reply.body)) return { grant, deadline: renewSent + reply.body.validityMs, validityMs: reply.body.validityMs }
+  const reply = await call(run.client, run.context, 'PUT', `${run.path}/renew`, {
+    token: grant.token,
+    timeoutMs: REQUEST_TIMEOUT_MS,
+    signal: interrupted,
+  })
+  if (reply.status === 200 && isGrant(reply.body))
+    return { grant, deadline: renewSent + reply.body.validityMs, validityMs: reply.body.validityMs }
   if (reply.status === 404 || reply.status === 409) {
-    throw new CliError(EXIT.notObtained, `${run.context}: the lock was granted after a wait but lapsed before it could be used (${errorOf(reply).error})`)
+    throw new CliError(
+      EXIT.notObtained,
+      `${run.context}: the lock was granted after a wait but lapsed before it could be used (${errorOf(reply).error})`,
+    )
   }
   throw failure(run.context, reply)
 }
@@ -124,7 +132,10 @@ async function runCommand(run: Run, o: Options, lease: Lease, signals: Signals):
     signals.child = undefined
     await releaseHold(run, lease.grant.token)
     const notFound = spawnError.code === 'ENOENT'
-    throw new CliError(notFound ? EXIT.notFound : EXIT.cannotExecute, `${run.context}: cannot run ${JSON.stringify(file)}: ${notFound ? 'command not found' : spawnError.code ?? spawnError.message}`)
+    throw new CliError(
+      notFound ? EXIT.notFound : EXIT.cannotExecute,
+      `${run.context}: cannot run ${JSON.stringify(file)}: ${notFound ? 'command not found' : (spawnError.code ?? spawnError.message)}`,
+    )
   }
   const keeper = new Keeper(run, lease, o.graceMs, (signal) => signals.toGroup(signal))
   keeper.start()
@@ -140,12 +151,15 @@ async function finish(run: Run, grant: Grant, ended: Ended, signals: Signals): P
     return EXIT.lockLost
   }
   const released = await releaseHold(run, grant.token)
-  const notReleased = (why: string): void => run.warn(`lockctl: ${run.context}: could not release the lock (${why}); it expires within ${grant.ttlMs} ms`)
+  const notReleased = (why: string): void =>
+    run.warn(`lockctl: ${run.context}: could not release the lock (${why}); it expires within ${grant.ttlMs} ms`)
   if (typeof released === 'string') {
     notReleased(released)
   } else if (released.status === 404 || released.status === 409) {
     const err = errorOf(released)
-    run.warn(`lockctl: ${run.context}: lost the lock before CMD finished: at release the service answered ${released.status} ${err.error} (${err.message})`)
+    run.warn(
+      `lockctl: ${run.context}: lost the lock before CMD finished: at release the service answered ${released.status} ${err.error} (${err.message})`,
+    )
     return EXIT.lockLost
   } else if (released.status !== 200) {
     const err = errorOf(released)
@@ -196,12 +210,16 @@ class Signals {
   }
 
   readonly #onSignal = (signal: NodeJS.Signals): void => {
-    if (this.child) return this.toGroup(signal)
+    if (this.child) {
+      this.toGroup(signal)
+      return
+    }
     this.first ??= signal
     this.#interrupted.abort()
   }
 
-  readonly #onStop = (): void => this.run.warn(`lockctl: ${this.run.context}: ignoring SIGTSTP (CMD runs under a lock that must keep being renewed)`)
+  readonly #onStop = (): void =>
+    this.run.warn(`lockctl: ${this.run.context}: ignoring SIGTSTP (CMD runs under a lock that must keep being renewed)`)
 
   readonly #onExit = (): void => this.toGroup('SIGTERM')
 }
@@ -251,7 +269,9 @@ class Keeper {
 
   start(): void {
     this.#armDeadline()
-    this.#loop().catch((err: unknown) => this.#lose(`renewing failed unexpectedly: ${err instanceof Error ? err.message : String(err)}`, false))
+    this.#loop().catch((err: unknown) =>
+      this.#lose(`renewing failed unexpectedly: ${err instanceof Error ? err.message : String(err)}`, false),
+    )
   }
 
   /** Stops renewing: why the lock was lost, if it was (a validity that has run out by now counts). */
@@ -279,7 +299,9 @@ class Keeper {
     this.#lost = { reason, gone }
     this.#stopped.abort()
     clearTimeout(this.#deadlineTimer)
-    this.run.warn(`lockctl: ${this.run.context}: lost the lock: ${reason}; stopping the command (SIGTERM now, SIGKILL after ${this.graceMs} ms)`)
+    this.run.warn(
+      `lockctl: ${this.run.context}: lost the lock: ${reason}; stopping the command (SIGTERM now, SIGKILL after ${this.graceMs} ms)`,
+    )
     this.signalGroup('SIGTERM')
     this.#killTimer = setTimeout(() => this.signalGroup('SIGKILL'), this.graceMs)
   }
@@ -325,7 +347,10 @@ class Keeper {
         problem = answer
       }
       const left = this.#deadline - performance.now()
-      if (!failing) this.run.warn(`lockctl: ${this.run.context}: renew failed: ${problem}; retrying for the ${Math.max(0, Math.round(left))} ms of validity left`)
+      if (!failing)
+        this.run.warn(
+          `lockctl: ${this.run.context}: renew failed: ${problem}; retrying for the ${Math.max(0, Math.round(left))} ms of validity left`,
+        )
       failing = true
       delay = Math.min(1000, Math.max(25, left / 4))
     }

@@ -30,7 +30,10 @@ export function installAuth(app: FastifyInstance, config: Config): void {
   app.decorateRequest('caller', null)
   app.decorateRequest('adminAction', null)
   if (!config.auth) return
-  const keys = config.auth.keys.map((k) => ({ caller: { name: k.name, prefixes: k.prefixes, admin: k.admin }, hash: Buffer.from(k.secretSha256, 'hex') }))
+  const keys = config.auth.keys.map((k) => ({
+    caller: { name: k.name, prefixes: k.prefixes, admin: k.admin },
+    hash: Buffer.from(k.secretSha256, 'hex'),
+  }))
 
   app.addHook('onRequest', async (request) => {
     const access = request.routeOptions.config.access
@@ -56,7 +59,10 @@ function unauthorized(message: string): ServiceError {
 export function authorizeKey(request: FastifyRequest, key: string): void {
   const caller = request.caller
   if (!caller || caller.admin || caller.prefixes.some((p) => key.startsWith(p))) return
-  throw fail.forbidden(`the API key "${caller.name}" may not use lock "${key}" (allowed prefixes: ${caller.prefixes.join(', ') || 'none'})`, { key })
+  throw fail.forbidden(
+    `the API key "${caller.name}" may not use lock "${key}" (allowed prefixes: ${caller.prefixes.join(', ') || 'none'})`,
+    { key },
+  )
 }
 
 /**

@@ -20,7 +20,12 @@ export function installErrorHandling(app: FastifyInstance): void {
     const allowed = routes.methodsOf(path)
     if (allowed.length > 0) {
       reply.header('allow', allowed.join(', '))
-      return sendError(reply, new ServiceError('method_not_allowed', `${request.method} is not allowed on ${path}; use ${allowed.join(', ')}`, { allow: allowed }))
+      return sendError(
+        reply,
+        new ServiceError('method_not_allowed', `${request.method} is not allowed on ${path}; use ${allowed.join(', ')}`, {
+          allow: allowed,
+        }),
+      )
     }
     return sendError(reply, new ServiceError('route_not_found', `no route ${request.method} ${path}`))
   })
@@ -102,8 +107,15 @@ function clientError(err: ParserError): ServiceError {
     const raw = Buffer.isBuffer(err.rawPacket) ? err.rawPacket : undefined
     const lineEnd = raw?.indexOf('\r\n') ?? -1
     const requestLine = raw === undefined ? 0 : lineEnd === -1 ? raw.length : lineEnd
-    if (requestLine >= HEADER_LIMIT / 2) return new ServiceError('uri_too_long', `the URL is too long (${requestLine}+ bytes; the request line and headers may take ${HEADER_LIMIT} bytes together)`)
-    return new ServiceError('headers_too_large', `the request headers are too large (the request line and headers may take ${HEADER_LIMIT} bytes together)`)
+    if (requestLine >= HEADER_LIMIT / 2)
+      return new ServiceError(
+        'uri_too_long',
+        `the URL is too long (${requestLine}+ bytes; the request line and headers may take ${HEADER_LIMIT} bytes together)`,
+      )
+    return new ServiceError(
+      'headers_too_large',
+      `the request headers are too large (the request line and headers may take ${HEADER_LIMIT} bytes together)`,
+    )
   }
   return new ServiceError('invalid_request', `the request is not valid HTTP (${err.code ?? 'parse error'})`)
 }

@@ -52,11 +52,15 @@ function permitsOf(query: object, body: object): Permits {
   const asked = [query, body] as { limit?: number; permits?: number }[]
   const limit = oneOf('limit', ...asked.map((a) => a.limit))
   if (limit === undefined) {
-    throw fail.invalid("a semaphore's limit is required: ?limit=N or a limit field (1 … MAX_SEMAPHORE_LIMIT)", [{ path: 'limit', message: 'required' }])
+    throw fail.invalid("a semaphore's limit is required: ?limit=N or a limit field (1 … MAX_SEMAPHORE_LIMIT)", [
+      { path: 'limit', message: 'required' },
+    ])
   }
   const permits = oneOf('permits', ...asked.map((a) => a.permits)) ?? 1
   if (permits > limit) {
-    throw fail.invalid(`permits (${permits}) must not exceed the limit (${limit})`, [{ path: 'permits', message: `at most the limit, ${limit}` }])
+    throw fail.invalid(`permits (${permits}) must not exceed the limit (${limit})`, [
+      { path: 'permits', message: `at most the limit, ${limit}` },
+    ])
   }
   return { permits, limit }
 }
@@ -67,7 +71,13 @@ function permitsOf(query: object, body: object): Permits {
  * (permits). Same bodies, query parameters, token rules and status codes for all four; a
  * semaphore's acquire also takes its limit and the permits asked for.
  */
-export function registerHoldRoutes(fastify: FastifyInstance, { config, engine, observed }: HoldRoutesOptions, path: string, mode: LockMode, tag: string): void {
+export function registerHoldRoutes(
+  fastify: FastifyInstance,
+  { config, engine, observed }: HoldRoutesOptions,
+  path: string,
+  mode: LockMode,
+  tag: string,
+): void {
   const app = fastify.withTypeProvider<ZodTypeProvider>()
   const semaphore = mode === 'permit'
   const acquire = semaphore ? semaphoreAcquireSchemas(config) : acquireSchemas(config)
@@ -148,7 +158,10 @@ export function registerHoldRoutes(fastify: FastifyInstance, { config, engine, o
       querystring: releaseSchemas.querystring,
       headers: tokenHeaders,
       body: releaseSchemas.body,
-      response: { 200: releaseResultSchema.describe('Released, or one reentrant hold dropped'), ...errorResponses([400, 401, 403, 404, 409, 413, 415, 503]) },
+      response: {
+        200: releaseResultSchema.describe('Released, or one reentrant hold dropped'),
+        ...errorResponses([400, 401, 403, 404, 409, 413, 415, 503]),
+      },
     },
     handler: async (request) => {
       const key = request.params.key
@@ -156,7 +169,9 @@ export function registerHoldRoutes(fastify: FastifyInstance, { config, engine, o
       const { force, fence } = request.query
       if (force) {
         if (byFence && fence === undefined) {
-          throw fail.invalid(`force-releasing ${what} needs the fence of that hold: ?force=true&fence=N`, [{ path: 'querystring.fence', message: 'required with force' }])
+          throw fail.invalid(`force-releasing ${what} needs the fence of that hold: ?force=true&fence=N`, [
+            { path: 'querystring.fence', message: 'required with force' },
+          ])
         }
         authorizeAdmin(request, 'force-release', { key, mode, fence })
         return observed.release(mode, () => engine.forceRelease(mode, key, fence))

@@ -1,7 +1,17 @@
 import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { fail } from '../errors.js'
-import { errorResponses, keyParams, listQuery, lockListSchema, lockStateSchema, noQuery, rwInspectQuery, rwLockListSchema, rwLockStateSchema } from './schemas.js'
+import {
+  errorResponses,
+  keyParams,
+  listQuery,
+  lockListSchema,
+  lockStateSchema,
+  noQuery,
+  rwInspectQuery,
+  rwLockListSchema,
+  rwLockStateSchema,
+} from './schemas.js'
 import { authorizeAdmin, authorizeKey } from './auth.js'
 import type { LockState } from '../locks/types.js'
 import { registerHoldRoutes, type HoldRoutesOptions } from './holds.js'
@@ -40,7 +50,10 @@ export async function lockRoutes(fastify: FastifyInstance, options: HoldRoutesOp
       const { prefix = '', limit = 100, cursor } = request.query
       authorizeAdmin(request, 'list', { namespace: 'locks', prefix })
       const page = await options.engine.list('lock', prefix, limit, cursor)
-      return { items: page.keys.flatMap(({ key, state }) => (state.writer ? [exclusiveView(key, state.writer, state.waiters)] : [])), cursor: page.cursor }
+      return {
+        items: page.keys.flatMap(({ key, state }) => (state.writer ? [exclusiveView(key, state.writer, state.waiters)] : [])),
+        cursor: page.cursor,
+      }
     },
   })
 }

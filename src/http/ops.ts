@@ -18,7 +18,14 @@ export async function opsRoutes(fastify: FastifyInstance, { quorum, metrics, ope
 
   app.get('/healthz', {
     config: { access: 'public' },
-    schema: { summary: 'Liveness: the process answers', operationId: 'getHealth', tags: ['operations'], security: [], querystring: noQuery, response: { 200: healthSchema, ...errorResponses([400]) } },
+    schema: {
+      summary: 'Liveness: the process answers',
+      operationId: 'getHealth',
+      tags: ['operations'],
+      security: [],
+      querystring: noQuery,
+      response: { 200: healthSchema, ...errorResponses([400]) },
+    },
     handler: async () => ({ status: 'ok' as const }),
   })
 
@@ -30,7 +37,11 @@ export async function opsRoutes(fastify: FastifyInstance, { quorum, metrics, ope
       tags: ['operations'],
       security: [],
       querystring: noQuery,
-      response: { 200: readinessSchema.describe('Ready'), 503: readinessSchema.describe('Not ready: fewer than a majority of nodes answer and may vote'), ...errorResponses([400]) },
+      response: {
+        200: readinessSchema.describe('Ready'),
+        503: readinessSchema.describe('Not ready: fewer than a majority of nodes answer and may vote'),
+        ...errorResponses([400]),
+      },
     },
     handler: async (_request, reply) => {
       // Ready = the backend can grant: a majority answers and may vote (the vote rule).
@@ -43,7 +54,14 @@ export async function opsRoutes(fastify: FastifyInstance, { quorum, metrics, ope
 
   app.get('/metrics', {
     config: { access: 'metrics' },
-    schema: { summary: 'Prometheus text exposition (needs an API key with PROTECT_METRICS=true)', operationId: 'getMetrics', tags: ['operations'], produces: ['text/plain'], querystring: noQuery, response: { 200: textBody('Prometheus text exposition format'), ...errorResponses([400, 401]) } },
+    schema: {
+      summary: 'Prometheus text exposition (needs an API key with PROTECT_METRICS=true)',
+      operationId: 'getMetrics',
+      tags: ['operations'],
+      produces: ['text/plain'],
+      querystring: noQuery,
+      response: { 200: textBody('Prometheus text exposition format'), ...errorResponses([400, 401]) },
+    },
     handler: async (_request, reply) => {
       quorum.publishGauges()
       const text = await metrics.registry.metrics()
@@ -54,7 +72,15 @@ export async function opsRoutes(fastify: FastifyInstance, { quorum, metrics, ope
   let openapiText: string | undefined
   app.get('/openapi.yaml', {
     config: { access: 'public' },
-    schema: { summary: 'This contract, as OpenAPI 3', operationId: 'getOpenApi', tags: ['operations'], security: [], produces: ['application/yaml'], querystring: noQuery, response: { 200: textBody('This document'), ...errorResponses([400]) } },
+    schema: {
+      summary: 'This contract, as OpenAPI 3',
+      operationId: 'getOpenApi',
+      tags: ['operations'],
+      security: [],
+      produces: ['application/yaml'],
+      querystring: noQuery,
+      response: { 200: textBody('This document'), ...errorResponses([400]) },
+    },
     handler: async (_request, reply) => {
       openapiText ??= await readFile(openapiPath, 'utf8')
       return reply.type('application/yaml; charset=utf-8').send(openapiText)

@@ -22,10 +22,7 @@ export const lockKeySchema = z
   .regex(lockKeyRule.pattern, `lock keys are ${lockKeyRule.text}`)
   .describe(`Lock key: ${lockKeyRule.text}`)
 
-export const tokenSchema = z
-  .string()
-  .regex(tokenRule.pattern, `tokens are ${tokenRule.text}`)
-  .describe(`Owner token: ${tokenRule.text}`)
+export const tokenSchema = z.string().regex(tokenRule.pattern, `tokens are ${tokenRule.text}`).describe(`Owner token: ${tokenRule.text}`)
 
 const durationQuery = (name: string, min: number, max: number, maxName: string) =>
   z
@@ -72,7 +69,9 @@ function acquireFields(limits: Limits) {
     query: {
       ttl: ttlQuery(limits)
         .optional()
-        .describe('Lease length (as ttlMs): 1500, 1500ms, 1.5s, 2m, 1h. Default: DEFAULT_TTL_MS for a new hold; a re-acquire by the holder keeps its latest TTL'),
+        .describe(
+          'Lease length (as ttlMs): 1500, 1500ms, 1.5s, 2m, 1h. Default: DEFAULT_TTL_MS for a new hold; a re-acquire by the holder keeps its latest TTL',
+        ),
       wait: waitQuery(limits).optional(),
     },
     body: {
@@ -113,7 +112,8 @@ const permitCount = (name: string, what: string, limits: Limits) =>
 
 const semaphoreLimitText =
   "The semaphore's limit: how many permits its holds may take in all. Required (as ?limit= or the body's limit); fixed while anyone holds or waits (another value: 409 limit_mismatch)"
-const permitsText = 'Permits this hold takes (a weighted hold): default 1, at most the limit; a re-acquire by the holder asks for the same number'
+const permitsText =
+  'Permits this hold takes (a weighted hold): default 1, at most the limit; a re-acquire by the holder asks for the same number'
 
 /** A semaphore's acquire: a lock's fields, plus its limit and the permits asked for. */
 export function semaphoreAcquireSchemas(limits: Limits) {
@@ -149,15 +149,15 @@ export function renewSchemas(limits: Limits) {
   }
 }
 
-const flag = z
-  .enum(['true', 'false'], { error: 'must be true or false' })
-  .transform((v) => v === 'true')
+const flag = z.enum(['true', 'false'], { error: 'must be true or false' }).transform((v) => v === 'true')
 
 export const releaseSchemas = {
   querystring: z.strictObject({
     token: tokenSchema.optional(),
     force: flag.optional().describe('Admin: drop the hold whoever holds it (no token needed)'),
-    fence: wholeNumber('fence', 1, Number.MAX_SAFE_INTEGER).optional().describe('With force on a read hold or a semaphore: the fence of the hold to drop'),
+    fence: wholeNumber('fence', 1, Number.MAX_SAFE_INTEGER)
+      .optional()
+      .describe('With force on a read hold or a semaphore: the fence of the hold to drop'),
   }),
   body: optionalBody(z.strictObject({ token: tokenSchema.optional() })),
 }
@@ -203,21 +203,19 @@ export const rwInspectQuery = z.strictObject({
 })
 
 export const listQuery = z.strictObject({
-  prefix: z
-    .string()
-    .regex(keyPrefixRule.pattern, `prefix: ${keyPrefixRule.text}`)
+  prefix: z.string().regex(keyPrefixRule.pattern, `prefix: ${keyPrefixRule.text}`).optional().describe('Only keys that start with this'),
+  limit: wholeNumber('limit', 1, 1000)
     .optional()
-    .describe('Only keys that start with this'),
-  limit: wholeNumber('limit', 1, 1000).optional().describe('Stop scanning once this many are found (default 100; a page may hold a few more)'),
-  cursor: z.string().regex(/^\d{1,2}\.\d{1,20}$/, 'cursor must be a cursor from a previous page').optional(),
+    .describe('Stop scanning once this many are found (default 100; a page may hold a few more)'),
+  cursor: z
+    .string()
+    .regex(/^\d{1,2}\.\d{1,20}$/, 'cursor must be a cursor from a previous page')
+    .optional(),
 })
 
 export const rwLockStateSchema = z.object({
   key: z.string(),
-  writer: z
-    .object({ fence: z.number().int(), remainingMs: z.number().int() })
-    .nullable()
-    .describe('The write hold, or null'),
+  writer: z.object({ fence: z.number().int(), remainingMs: z.number().int() }).nullable().describe('The write hold, or null'),
   readers: z.number().int().describe('Live read holds'),
   readerHolds: z
     .array(
@@ -292,7 +290,9 @@ export const nodeStatusSchema = z.object({
     .describe("How the node's clock compares with this replica's monotonic clock (sampled every second)"),
   lastError: z
     .object({
-      reason: z.enum(nodeFailureReasons).describe('auth (NOAUTH, WRONGPASS, NOPERM), refused, timeout, not_redis (the port speaks another protocol), replica, tls, other'),
+      reason: z
+        .enum(nodeFailureReasons)
+        .describe('auth (NOAUTH, WRONGPASS, NOPERM), refused, timeout, not_redis (the port speaks another protocol), replica, tls, other'),
       message: z.string().describe('What failed, in one sentence (never a password)'),
       at: z.string().describe('ISO 8601 time of the failure'),
     })

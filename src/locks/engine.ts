@@ -5,7 +5,19 @@ import type { Config } from '../config.js'
 import type { Quorum, Tally } from '../redis/quorum.js'
 import { Acquired, Refused, Released, Renewed } from '../redis/scripts.js'
 import { lockKeys, type LockKeys, type Namespace } from './keys.js'
-import { kindOf, storageOf, type AcquireRequest, type Grant, type HoldKind, type LockMode, type LockState, type Permits, type Release, type ReleaseRequest, type RenewRequest } from './types.js'
+import {
+  kindOf,
+  storageOf,
+  type AcquireRequest,
+  type Grant,
+  type HoldKind,
+  type LockMode,
+  type LockState,
+  type Permits,
+  type Release,
+  type ReleaseRequest,
+  type RenewRequest,
+} from './types.js'
 import { validityMs } from './validity.js'
 import { fenceHint } from './fence-hint.js'
 import { listLocks, type LockPage } from './listing.js'
@@ -13,7 +25,21 @@ import { readerHolds } from './readers.js'
 import type { HandOffVote, WaitRoom, Waiter } from './waiting.js'
 import type { Metrics } from '../metrics.js'
 import type { RedisNode } from '../redis/node.js'
-import { anyReplies, backendUnavailable, consensus, countedAnswers, countWhere, heldReplies, notHeld, refusal, replies, settledByMajority, settledForAttempt, yesVotes, type Reply } from './votes.js'
+import {
+  anyReplies,
+  backendUnavailable,
+  consensus,
+  countedAnswers,
+  countWhere,
+  heldReplies,
+  notHeld,
+  refusal,
+  replies,
+  settledByMajority,
+  settledForAttempt,
+  yesVotes,
+  type Reply,
+} from './votes.js'
 
 /** A grant and the nodes that voted for it; `attempt`: the attempt id, when an attempt made it. */
 interface Won {
@@ -21,9 +47,9 @@ interface Won {
   votedYes: Set<RedisNode>
   attempt?: string
 }
-type Attempt = ({ granted: true; hold: HoldKind; attempt: string } & Won) | { granted: false; error: ServiceError; retry: boolean; wakeInMs: number; split: boolean }
-
-
+type Attempt =
+  | ({ granted: true; hold: HoldKind; attempt: string } & Won)
+  | { granted: false; error: ServiceError; retry: boolean; wakeInMs: number; split: boolean }
 
 /**
  * The lock engine: exclusive locks, read/write holds and semaphores' permits on a quorum of Redis
@@ -114,7 +140,10 @@ export class LockEngine {
       if (result === 'granted' && won) {
         // The granting scripts took the waiter out of line on the nodes that granted.
         const granted = won.votedYes
-        this.room.leave(waiter, this.quorum.nodes.filter((n) => !granted.has(n)))
+        this.room.leave(
+          waiter,
+          this.quorum.nodes.filter((n) => !granted.has(n)),
+        )
       } else {
         if (won?.attempt) this.rollback(waiter.keys, hold, req.token, won.attempt)
         this.room.leave(waiter, undefined, { hold, token: req.token })
@@ -155,30 +184,43 @@ export class LockEngine {
     const attempt = nextAttemptId()
     // A waiter carries its lock's keys: computed once per request.
     const { keys, hold } = waiter ? { keys: waiter.keys, hold: storageOf(req.mode).hold } : this.keys(req.mode, req.key)
-    const args = [hold, req.token, req.ttlMs, req.reentrant ? 1 : 0, attempt, waiter?.id ?? '', waiter?.place ?? '', fenceHint(), req.keepTtl ? 1 : 0]
+    const args = [
+      hold,
+      req.token,
+      req.ttlMs,
+      req.reentrant ? 1 : 0,
+      attempt,
+      waiter?.id ?? '',
+      waiter?.place ?? '',
+      fenceHint(),
+      req.keepTtl ? 1 : 0,
+    ]
     if (req.semaphore) args.push(req.semaphore.permits, req.semaphore.limit)
     // A waiter notes each node's answer as it comes (also after the vote settled): what dates the
     // hand-offs it may be pushed next.
     const asked = waiter?.asking(started)
-    const tally = await this.quorum.ask(
-      (node) => {
-        const call = node.run('acquire', keys.all, args) as Promise<Reply>
-        if (asked === undefined) return call
-        return call.then(
-          (reply) => {
-            asked.answered(node.index, reply[0] === Refused.HELD ? reply[3] : undefined)
-            return reply
-          },
-          (err: unknown) => {
-            asked.answered(node.index, undefined)
-            throw err
-          },
-        )
-      },
-      settledForAttempt,
-    )
+    const tally = await this.quorum.ask((node) => {
+      const call = node.run('acquire', keys.all, args) as Promise<Reply>
+      if (asked === undefined) return call
+      return call.then(
+        (reply) => {
+          asked.answered(node.index, reply[0] === Refused.HELD ? reply[3] : undefined)
+          return reply
+        },
+        (err: unknown) => {
+          asked.answered(node.index, undefined)
+          throw err
+        },
+      )
+    }, settledForAttempt)
     const yes = yesVotes(tally)
-    const refused = (error: ServiceError, retry = false, wakeInMs = 0, split = false): Attempt => ({ granted: false, error, retry, wakeInMs, split })
+    const refused = (error: ServiceError, retry = false, wakeInMs = 0, split = false): Attempt => ({
+      granted: false,
+      error,
+      retry,
+      wakeInMs,
+      split,
+    })
 
     if (yes.length < tally.majority) {
       this.rollback(keys, hold, req.token, attempt, tally)
@@ -238,7 +280,10 @@ export class LockEngine {
     const ttlMs = consensus(renewed.map((r) => r[3] ?? 0))
     const validity = validityMs(ttlMs, performance.now() - started, this.config.driftFactor)
     if (validity <= 0) throw backendUnavailable(this.quorum, tally, 'validity_expired')
-    const semaphore = req.mode === 'permit' ? { permits: consensus(renewed.map((r) => r[4] ?? 0)), limit: consensus(renewed.map((r) => r[5] ?? 0)) } : undefined
+    const semaphore =
+      req.mode === 'permit'
+        ? { permits: consensus(renewed.map((r) => r[4] ?? 0)), limit: consensus(renewed.map((r) => r[5] ?? 0)) }
+        : undefined
     return grantOf(semaphore ? { ...req, semaphore } : req, {
       fence: consensus(renewed.map((r) => r[1] ?? 0)),
       ttlMs,
@@ -253,10 +298,7 @@ export class LockEngine {
     const { keys, hold } = this.keys(req.mode, req.key)
     // The fence hint, for the hand-off to the next waiter: one value for every node, so they agree.
     const args = [hold, req.token, fenceHint()]
-    const tally = await this.quorum.ask(
-      (node) => node.run('release', keys.all, args) as Promise<Reply>,
-      settledByMajority,
-    )
+    const tally = await this.quorum.ask((node) => node.run('release', keys.all, args) as Promise<Reply>, settledByMajority)
     // Release reads every answer, voting or not: removing a hold is safe whoever reports it.
     const all = anyReplies(tally)
     const done = all.filter((r) => (r[0] ?? 0) > 0)
@@ -276,14 +318,23 @@ export class LockEngine {
     const answered = tally.answers.flatMap((a) => (a.ok ? [a.value] : []))
     if (answered.length < tally.majority) throw backendUnavailable(this.quorum, tally, 'no_majority')
     if (answered.filter((dropped) => dropped === 1).length === 0) {
-      throw fail.notFound(key, `no ${hold === 'write' ? 'write hold' : `${hold === 'read' ? 'read hold' : 'hold'} with fence ${fence}`} on ${kindOf(mode)} "${key}"`)
+      throw fail.notFound(
+        key,
+        `no ${hold === 'write' ? 'write hold' : `${hold === 'read' ? 'read hold' : 'hold'} with fence ${fence}`} on ${kindOf(mode)} "${key}"`,
+      )
     }
     return { key, released: true, holdCount: 0 }
   }
 
   /** A page of held locks whose key starts with `prefix` (see listing.ts). */
   list(namespace: Namespace, prefix: string, limit: number, cursor: string | undefined): Promise<LockPage> {
-    return listLocks({ quorum: this.quorum, keyPrefix: this.config.keyPrefix, inspect: (key) => this.inspect(namespace, key, namespace !== 'lock') }, namespace, prefix, limit, cursor)
+    return listLocks(
+      { quorum: this.quorum, keyPrefix: this.config.keyPrefix, inspect: (key) => this.inspect(namespace, key, namespace !== 'lock') },
+      namespace,
+      prefix,
+      limit,
+      cursor,
+    )
   }
 
   /** The state a majority agrees on. A hold counts while a majority of its copies is live. */
@@ -346,7 +397,6 @@ export class LockEngine {
     }
     return undefined
   }
-
 }
 
 /** Rounds a fence commit may take when concurrent shared holds keep taking the fence it tries. */

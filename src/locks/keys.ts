@@ -25,7 +25,14 @@ export interface LockKeys {
 
 export function lockKeys(prefix: string, namespace: Namespace, key: string): LockKeys {
   const base = `${prefix}${namespace}:{${key}}`
-  const keys = { holds: base, readers: `${base}:r`, fence: `${base}:fence`, waiters: `${base}:q`, waitingWriters: `${base}:qw`, waiterInfo: `${base}:qi` }
+  const keys = {
+    holds: base,
+    readers: `${base}:r`,
+    fence: `${base}:fence`,
+    waiters: `${base}:q`,
+    waitingWriters: `${base}:qw`,
+    waiterInfo: `${base}:qi`,
+  }
   return { ...keys, all: [keys.holds, keys.readers, keys.fence, keys.waiters, keys.waitingWriters, keys.waiterInfo] }
 }
 

@@ -24,7 +24,13 @@ interface ListingDeps {
  * rest), so a page may hold a few more. A key may show on two pages; a lock held only on other nodes
  * is not listed. If a key cannot be inspected, the page fails (503) rather than leave it out.
  */
-export async function listLocks(deps: ListingDeps, namespace: Namespace, prefix: string, limit: number, cursor: string | undefined): Promise<LockPage> {
+export async function listLocks(
+  deps: ListingDeps,
+  namespace: Namespace,
+  prefix: string,
+  limit: number,
+  cursor: string | undefined,
+): Promise<LockPage> {
   const [nodeIndex, scanCursor] = cursor ? cursor.split('.') : [undefined, '0']
   // A new listing may scan any node that answers; a continued one only the node its cursor names.
   const nodes = deps.quorum.nodes
@@ -38,12 +44,21 @@ export async function listLocks(deps: ListingDeps, namespace: Namespace, prefix:
     }
   }
   throw fail.backendUnavailable(
-    nodeIndex === undefined ? 'no Redis node answers' : `the Redis node this listing was scanning (${nodeIndex}) is down: start the listing again`,
+    nodeIndex === undefined
+      ? 'no Redis node answers'
+      : `the Redis node this listing was scanning (${nodeIndex}) is down: start the listing again`,
     { nodes: deps.quorum.describe() },
   )
 }
 
-async function scanPage(deps: ListingDeps, node: RedisNode, namespace: Namespace, prefix: string, limit: number, scanCursor: string): Promise<LockPage> {
+async function scanPage(
+  deps: ListingDeps,
+  node: RedisNode,
+  namespace: Namespace,
+  prefix: string,
+  limit: number,
+  scanCursor: string,
+): Promise<LockPage> {
   const head = `${deps.keyPrefix}${namespace}:{`
   const found = new Set<string>()
   let next = scanCursor

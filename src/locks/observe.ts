@@ -50,6 +50,7 @@ export class Observed {
 }
 
 function failureOutcome(err: unknown): string {
-  if (err instanceof ServiceError && (err.code === 'lock_not_found' || err.code === 'not_owner')) return err.code === 'lock_not_found' ? 'not_found' : 'not_owner'
+  if (err instanceof ServiceError && (err.code === 'lock_not_found' || err.code === 'not_owner'))
+    return err.code === 'lock_not_found' ? 'not_found' : 'not_owner'
   return 'error'
 }

@@ -1,9 +1,10 @@
+import type { GrantBody, HoldMode, ReleaseBody } from '../contract/wire.js'
 import type { Kind } from '../errors.js'
 import type { Namespace } from './keys.js'
 import type { ReaderHold } from './readers.js'
 
 /** `exclusive`: /locks; `read` / `write`: /rwlocks; `permit`: /semaphores. */
-export type LockMode = 'exclusive' | 'read' | 'write' | 'permit'
+export type LockMode = HoldMode
 
 /** The kind of hold the scripts keep (their `mode` argument). */
 export type HoldKind = 'read' | 'write' | 'permit'
@@ -80,28 +81,16 @@ export interface ReleaseRequest {
   token: string
 }
 
-/** A hold the service granted (or re-granted, or renewed). */
-export interface Grant {
-  key: string
-  mode: LockMode
-  token: string
-  fence: number
-  ttlMs: number
-  validityMs: number
-  expiresAt: string
-  holdCount: number
-  /** A semaphore's hold: its permits, and the semaphore's limit. */
+/** A hold the service granted (or re-granted, or renewed): the wire shape, and how it came about. */
+export interface Grant extends GrantBody {
+  /** A semaphore's hold: its permits, and the semaphore's limit (PermitGrantBody). */
   permits?: number
   limit?: number
   /** true when the token already held the lock (HTTP 200 instead of 201) */
   regranted: boolean
 }
 
-export interface Release {
-  key: string
-  released: boolean
-  holdCount: number
-}
+export type Release = ReleaseBody
 
 /** What a majority of nodes says about one lock; never a token. */
 export interface LockState {

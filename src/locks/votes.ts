@@ -87,7 +87,13 @@ function valuesOf(tally: Tally<Reply>, code: number): number[] {
  * Why an acquire was not granted: a refused mode, limit or number of permits, a conflicting hold (or
  * split vote), or no majority.
  */
-export function refusal(quorum: Quorum, tally: Tally<Reply>, key: string, kind: Kind, limits: { maxWaiters: number; maxReaders: number }): ServiceError {
+export function refusal(
+  quorum: Quorum,
+  tally: Tally<Reply>,
+  key: string,
+  kind: Kind,
+  limits: { maxWaiters: number; maxReaders: number },
+): ServiceError {
   if (countWhere(tally, is(Refused.UPGRADE)) >= tally.majority) return fail.upgradeNotSupported(key)
   const limitsSeen = valuesOf(tally, Refused.LIMIT_MISMATCH)
   if (limitsSeen.length >= tally.majority) return fail.limitMismatch(key, consensus(limitsSeen))

@@ -81,7 +81,8 @@ export class Waiter {
 
   /** Node `index` handed the lock over to this waiter. */
   handedOff(index: number, fence: number, redisUs: number): void {
-    ;(this.handOffs ??= [])[index] = { fence, redisUs }
+    this.handOffs ??= []
+    this.handOffs[index] = { fence, redisUs }
     this.wake()
   }
 
@@ -101,7 +102,8 @@ export class Waiter {
           // It granted (taking up any hand-off) or failed: a push from it now is spent.
           if (this.handOffs) this.handOffs[index] = undefined
         } else {
-          ;(this.refusals ??= [])[index] = { sentAt, redisUs: refusedAtUs }
+          this.refusals ??= []
+          this.refusals[index] = { sentAt, redisUs: refusedAtUs }
         }
       },
     }
@@ -220,7 +222,10 @@ export class WaitRoom {
     const id = `${this.replicaId}.${n.toString(36)}`
     const place = this.quorum.size === 1 ? '' : String(Date.now() * 1000 + (n % 1000))
     let group = this.byLock.get(keys.holds)
-    if (!group) this.byLock.set(keys.holds, (group = new Set()))
+    if (!group) {
+      group = new Set()
+      this.byLock.set(keys.holds, group)
+    }
     // The waiters of one lock share one LockKeys (~0.5 KB each otherwise).
     const waiter = new Waiter(id, group.values().next().value?.keys ?? keys, place, clientGone)
     this.waiters.set(id, waiter)

@@ -105,7 +105,10 @@ export class NodeHealth {
   /** INFO told the node's role: a master is up; anything else cannot hold locks. */
   identified(role: string | undefined): void {
     if (role !== 'master') {
-      this.failed({ reason: 'replica', message: `the node is a ${role ?? 'server of unknown role'}, not a master: lock nodes must be independent masters` })
+      this.failed({
+        reason: 'replica',
+        message: `the node is a ${role ?? 'server of unknown role'}, not a master: lock nodes must be independent masters`,
+      })
       return
     }
     const was = this.state
@@ -148,7 +151,10 @@ export class NodeHealth {
     this.state = 'down'
     this.downReason = failure.reason
     const what = wasDown ? 'is still down, now' : 'is down'
-    this.warn({ reason: failure.reason, error: this.clean(failure.message) }, `Redis node ${this.index} at ${this.address} ${what} (${failure.reason}): ${this.clean(failure.message)}`)
+    this.warn(
+      { reason: failure.reason, error: this.clean(failure.message) },
+      `Redis node ${this.index} at ${this.address} ${what} (${failure.reason}): ${this.clean(failure.message)}`,
+    )
   }
 
   private record(failure: Classified): void {
@@ -230,7 +236,8 @@ export function quietClient(client: Redis, onNotice: (message: string) => void):
   })
   wrap('info', (err) => {
     // Without the word NOPERM, which is what makes ioredis skip its ready check with a console warning.
-    if (/NOPERM/.test(err.message)) throw new Error(`AUTH failed: the Redis user may not run INFO, which the service needs (${err.message.replace(/NOPERM\s*/g, '')})`)
+    if (/NOPERM/.test(err.message))
+      throw new Error(`AUTH failed: the Redis user may not run INFO, which the service needs (${err.message.replace(/NOPERM\s*/g, '')})`)
     throw err
   })
 }

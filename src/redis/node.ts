@@ -120,7 +120,9 @@ export class RedisNode {
       lazyConnect: false,
     })
     this.health = new NodeHealth(index, this.address, secretsOf(url), metrics, options.log)
-    quietClient(this.client, (notice) => options.log?.warn({ node: index, address: this.address }, `Redis node ${index} at ${this.address}: ${notice}`))
+    quietClient(this.client, (notice) =>
+      options.log?.warn({ node: index, address: this.address }, `Redis node ${index} at ${this.address}: ${notice}`),
+    )
     // Connection errors also surface as failed commands and as `up` = false; ioredis reconnects by itself.
     this.client.on('error', (err) => this.health.connectionFailed(err))
     this.client.on('ready', () => {
@@ -315,7 +317,15 @@ export class RedisNode {
     })
     sub.subscribe(channel).catch(() => undefined)
     // A subscriber that never got ready (e.g. on a port that accepts and never answers) would queue QUIT forever.
-    return { close: () => (sub.status === 'ready' ? sub.quit().then(() => undefined, () => sub.disconnect()) : Promise.resolve(sub.disconnect())) }
+    return {
+      close: () =>
+        sub.status === 'ready'
+          ? sub.quit().then(
+              () => undefined,
+              () => sub.disconnect(),
+            )
+          : Promise.resolve(sub.disconnect()),
+    }
   }
 
   ping(): Promise<unknown> {
@@ -346,7 +356,6 @@ export class RedisNode {
     }
   }
 }
-
 
 function classify(err: unknown, timeoutMs: number): NodeError {
   const message = err instanceof Error ? err.message : String(err)

@@ -38,7 +38,12 @@ export class Quorum {
     return new Promise((resolve) => {
       const answers: Answer<T>[] = []
       let done = false
-      const tally = (): Tally<T> => ({ size: this.nodes.length, majority: this.majority, answers, pending: this.nodes.length - answers.length })
+      const tally = (): Tally<T> => ({
+        size: this.nodes.length,
+        majority: this.majority,
+        answers,
+        pending: this.nodes.length - answers.length,
+      })
       const settle = () => {
         if (done) return
         const t = tally()
@@ -138,7 +143,12 @@ export function createQuorum(urls: readonly string[], options: QuorumOptions, me
   // A quorum of one has no peer to carry on with while a node waits out a restart: no quarantine.
   const guard =
     urls.length >= 3
-      ? new RestartGuard(quorum.nodes, quorum.majority, options.maxTtlMs * (1 + options.driftFactor), (i) => `${options.keyPrefix}node:${i}:runs`)
+      ? new RestartGuard(
+          quorum.nodes,
+          quorum.majority,
+          options.maxTtlMs * (1 + options.driftFactor),
+          (i) => `${options.keyPrefix}node:${i}:runs`,
+        )
       : undefined
   for (const node of quorum.nodes) if (guard) node.restartCheck = (n, identity) => guard.check(n, identity)
   let tick = 0

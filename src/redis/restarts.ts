@@ -41,7 +41,8 @@ export class RestartGuard {
     )
     const recorded = answers.flatMap((a) => (a.status === 'fulfilled' ? [a.value] : []))
     const restarted =
-      (identity.previousRunId !== undefined && identity.previousRunId !== identity.runId) || recorded.some((runs) => runs.some((r) => r !== identity.runId))
+      (identity.previousRunId !== undefined && identity.previousRunId !== identity.runId) ||
+      recorded.some((runs) => runs.some((r) => r !== identity.runId))
     if (recorded.length < this.majority - 1) return { counts: false, retryInMs: 250 }
     if (!young) return { counts: true, quarantineUntil: 0, restarted }
     if (restarted) return { counts: true, quarantineUntil: now - identity.uptimeMs + this.windowMs, restarted }

@@ -7,7 +7,17 @@ import { readFileSync } from 'node:fs'
  * ioredis' defineCommand then runs each one by EVALSHA (falling back to EVAL after a SCRIPT FLUSH
  * or a restarted node).
  */
-export const scriptNames = ['acquire', 'renew', 'release', 'rollback', 'fence_commit', 'inspect', 'leave', 'touch', 'force_release'] as const
+export const scriptNames = [
+  'acquire',
+  'renew',
+  'release',
+  'rollback',
+  'fence_commit',
+  'inspect',
+  'leave',
+  'touch',
+  'force_release',
+] as const
 
 /** Every script takes the same six keys of one lock (LockKeys.all), all under one hash tag. */
 export const SCRIPT_KEY_COUNT = 6

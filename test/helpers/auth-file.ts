@@ -15,7 +15,12 @@ export function writeAuthFile(keys: readonly TestKey[]): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'lock-auth-'))
   const file = path.join(dir, 'auth.json')
   const body = {
-    keys: keys.map((k) => ({ name: k.name, secretSha256: createHash('sha256').update(k.secret).digest('hex'), prefixes: k.prefixes, admin: k.admin ?? false })),
+    keys: keys.map((k) => ({
+      name: k.name,
+      secretSha256: createHash('sha256').update(k.secret).digest('hex'),
+      prefixes: k.prefixes,
+      admin: k.admin ?? false,
+    })),
   }
   writeFileSync(file, JSON.stringify(body, null, 2))
   return file

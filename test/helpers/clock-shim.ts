@@ -34,7 +34,8 @@ function build(): Promise<{ dir: string; so: string }> {
     process.once('exit', () => rmSync(dir, { recursive: true, force: true }))
     const so = path.join(dir, 'clock-shim.so')
     await promisify(execFile)('cc', ['-shared', '-fPIC', '-O2', '-o', so, SOURCE, '-ldl']).catch((err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT') throw new Error('the clock shim is compiled at test time and needs a C compiler: cc not found (Debian: apt-get install gcc)')
+      if (err.code === 'ENOENT')
+        throw new Error('the clock shim is compiled at test time and needs a C compiler: cc not found (Debian: apt-get install gcc)')
       throw err
     })
     return { dir, so }

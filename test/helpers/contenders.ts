@@ -59,7 +59,8 @@ export async function contend(options: ContendOptions): Promise<ContendStats> {
       const res = await request(base, 'POST', `${path}?ttl=${options.ttlMs}${wait}${weight}`, { token })
       const responseAt = performance.now()
       if (res.status === 201) {
-        if (sem && (res.body.permits !== permits || res.body.limit !== sem.limit)) stats.unexpected.push(`grant of other permits: ${JSON.stringify(res.body)}`)
+        if (sem && (res.body.permits !== permits || res.body.limit !== sem.limit))
+          stats.unexpected.push(`grant of other permits: ${JSON.stringify(res.body)}`)
         stats.grants++
         options.onGrant?.(name)
         stats.grantsByMode[mode] = (stats.grantsByMode[mode] ?? 0) + 1

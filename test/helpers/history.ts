@@ -115,7 +115,11 @@ export class History {
       sweepPermits(permitHolds, (inUse) => {
         maxInUse = Math.max(maxInUse, inUse)
       })
-      peaks.set(id.replace('\u0000', '/'), { holds: permitHolds.length, maxInUse, limit: Math.min(...permitHolds.map((h) => h.limit as number)) })
+      peaks.set(id.replace('\u0000', '/'), {
+        holds: permitHolds.length,
+        maxInUse,
+        limit: Math.min(...permitHolds.map((h) => h.limit as number)),
+      })
     }
     return peaks
   }
@@ -149,7 +153,7 @@ export class History {
     if (violations.length > 0) {
       const shown = violations.slice(0, MAX_REPORTED).map((v) => `  - [${v.kind}] ${v.message}`)
       const more = violations.length > MAX_REPORTED ? [`  ... and ${violations.length - MAX_REPORTED} more`] : []
-      message += '\n' + [...shown, ...more].join('\n')
+      message += `\n${[...shown, ...more].join('\n')}`
     }
     t.ok(violations.length === 0, message)
   }
@@ -174,7 +178,8 @@ function intervalProblem(h: StoredHold): string | undefined {
     if (h.requestStartedAt > h.start) return 'the grant response arrived before the request was sent'
   }
   if (h.mode === 'permit') {
-    if (!Number.isInteger(h.permits) || !Number.isInteger(h.limit) || (h.permits as number) < 1) return 'permits and limit must be whole numbers, permits at least 1'
+    if (!Number.isInteger(h.permits) || !Number.isInteger(h.limit) || (h.permits as number) < 1)
+      return 'permits and limit must be whole numbers, permits at least 1'
     if ((h.permits as number) > (h.limit as number)) return `${h.permits} permits of a semaphore of limit ${h.limit}`
   }
   return undefined
@@ -229,8 +234,7 @@ function checkOverlaps(group: StoredHold[], out: Violation[]): void {
         a,
         b,
         message:
-          `overlap on ${where(b)}: ${describe(a)} and ${describe(b)} ` +
-          `both held it for ${ms(Math.min(a.end, b.end) - b.start)} ms`,
+          `overlap on ${where(b)}: ${describe(a)} and ${describe(b)} ` + `both held it for ${ms(Math.min(a.end, b.end) - b.start)} ms`,
       })
     }
     if (!furthestAny || b.end > furthestAny.end) furthestAny = b
@@ -243,7 +247,10 @@ function checkOverlaps(group: StoredHold[], out: Violation[]): void {
  * holds take at that instant (this one included). Holds are half-open [start, end): one ending where
  * another starts does not overlap it.
  */
-function sweepPermits(group: readonly StoredHold[], visit: (inUse: number, started: StoredHold, live: ReadonlySet<StoredHold>) => void): void {
+function sweepPermits(
+  group: readonly StoredHold[],
+  visit: (inUse: number, started: StoredHold, live: ReadonlySet<StoredHold>) => void,
+): void {
   const events: { at: number; hold: StoredHold; starts: boolean }[] = []
   for (const h of group) {
     if (h.mode !== 'permit' || isEmpty(h)) continue

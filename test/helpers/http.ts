@@ -53,7 +53,10 @@ export function request(
     })
     req.on('error', reject)
     if (options.timeoutMs !== undefined) {
-      timer = setTimeout(() => req.destroy(new RequestTimeout(`${method} ${path}: no answer within ${options.timeoutMs} ms`)), options.timeoutMs)
+      timer = setTimeout(
+        () => req.destroy(new RequestTimeout(`${method} ${path}: no answer within ${options.timeoutMs} ms`)),
+        options.timeoutMs,
+      )
     }
     req.end(payload)
   })

@@ -40,7 +40,12 @@ export interface LockctlOptions {
 }
 
 export function spawnLockctl(args: readonly string[], options: LockctlOptions = {}): LockctlProcess {
-  const env: Record<string, string | undefined> = { ...process.env, LOCK_SERVICE_URL: options.url, LOCK_SERVICE_KEY: undefined, ...options.env }
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    LOCK_SERVICE_URL: options.url,
+    LOCK_SERVICE_KEY: undefined,
+    ...options.env,
+  }
   // Not tap's coverage hooks: they make every lockctl start several times slower.
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined || name === 'NODE_OPTIONS' || name === 'NODE_V8_COVERAGE' || name.startsWith('_TAPJS_')) delete env[name]

@@ -104,14 +104,22 @@ async function launch(port: number, env: Record<string, string> | undefined): Pr
   const dir = await mkdtemp(path.join(os.tmpdir(), 'lock-service-redis-'))
   // No shell is involved, so `--save ''` (no RDB snapshots) is a genuinely empty argv entry.
   const args = [
-    '--port', String(port),
-    '--bind', '127.0.0.1',
-    '--save', '',
-    '--appendonly', 'no',
-    '--daemonize', 'no',
-    '--protected-mode', 'no',
-    '--loglevel', 'warning',
-    '--dir', dir,
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--daemonize',
+    'no',
+    '--protected-mode',
+    'no',
+    '--loglevel',
+    'warning',
+    '--dir',
+    dir,
   ]
   const child = spawn(REDIS_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], env: env && { ...process.env, ...env } })
   let output = ''
@@ -205,7 +213,7 @@ function unrefStream(stream: unknown): void {
 async function waitReady(port: number, inst: Instance): Promise<void> {
   const pid = inst.child.pid
   const deadline = Date.now() + READY_TIMEOUT_MS
-  let lastError = 'no answer yet'
+  let lastError: string
   while (!inst.dead) {
     try {
       const info = await probe(port, 500)
@@ -218,8 +226,7 @@ async function waitReady(port: number, inst: Instance): Promise<void> {
     }
     if (Date.now() > deadline) {
       throw new Error(
-        `redis-server on port ${port} did not become ready within ${READY_TIMEOUT_MS} ms ` +
-          `(${lastError}). Output:\n${inst.output()}`,
+        `redis-server on port ${port} did not become ready within ${READY_TIMEOUT_MS} ms ` + `(${lastError}). Output:\n${inst.output()}`,
       )
     }
     await Promise.race([sleep(25), inst.exited])

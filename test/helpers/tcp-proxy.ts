@@ -52,7 +52,7 @@ function forward(pair: Pair, from: net.Socket, to: () => net.Socket | undefined)
   })
 }
 
-class Proxy implements TcpProxy {
+class LoopbackProxy implements TcpProxy {
   readonly url: string
   readonly address: string
   #cut: 'reset' | 'silent' | undefined
@@ -149,7 +149,7 @@ export async function startProxy(target: { host?: string; port: number }, opts: 
   })
   const address = server.address()
   if (!address || typeof address !== 'object') throw new Error(`unexpected proxy address: ${String(address)}`)
-  const proxy = new Proxy(server, address.port, { host, port: target.port })
+  const proxy = new LoopbackProxy(server, address.port, { host, port: target.port })
   opts.t?.teardown(() => proxy.close())
   return proxy
 }

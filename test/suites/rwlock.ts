@@ -45,7 +45,10 @@ export async function rwlockSuite(t: Test, nodes: readonly RedisProcess[]): Prom
     const short = await call('POST', `/rwlocks/${key}/read?ttl=150`, tok('short'))
     const long = await call('POST', `/rwlocks/${key}/read?ttl=10s`, tok('long'))
     const third = await call('POST', `/rwlocks/${key}/read?ttl=10s`, tok('third'))
-    t.ok((long.body.fence as number) > (short.body.fence as number) && (third.body.fence as number) > (long.body.fence as number), 'each hold has its own, increasing fence')
+    t.ok(
+      (long.body.fence as number) > (short.body.fence as number) && (third.body.fence as number) > (long.body.fence as number),
+      'each hold has its own, increasing fence',
+    )
     t.equal((await call('GET', `/rwlocks/${key}`)).body.readers, 3)
     await sleep(250)
     const state = rwLockStateSchema.parse((await call('GET', `/rwlocks/${key}`)).body)
@@ -118,7 +121,10 @@ export async function rwlockSuite(t: Test, nodes: readonly RedisProcess[]): Prom
     t.equal((await call('GET', `/rwlocks/${key}`)).status, 404)
     const w = await call('POST', `/rwlocks/${key}/write?ttl=4s`, tok('i'))
     const s = rwLockStateSchema.parse((await call('GET', `/rwlocks/${key}`)).body)
-    t.same({ ...s, writer: s.writer && { ...s.writer, remainingMs: 0 } }, { key, writer: { fence: w.body.fence, remainingMs: 0 }, readers: 0, writerWaiting: false, waiters: 0 })
+    t.same(
+      { ...s, writer: s.writer && { ...s.writer, remainingMs: 0 } },
+      { key, writer: { fence: w.body.fence, remainingMs: 0 }, readers: 0, writerWaiting: false, waiters: 0 },
+    )
     t.ok(s.writer!.remainingMs > 3000)
     t.notMatch(JSON.stringify(s), tok('i'))
     t.equal((await call('GET', `/locks/${key}`)).status, 404, '/locks/x is another lock')

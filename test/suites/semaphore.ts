@@ -40,16 +40,26 @@ export async function semaphoreSuite(t: Test, nodes: readonly RedisProcess[]): P
       ['a', 'b', 'c'].map((name) => ['permit', tok(name), 1, 3, 1, 10_000]),
       'the grant shape: mode permit, its own token, 1 permit of 3',
     )
-    t.ok(grants.every((g, i) => i === 0 || g.fence > (grants[i - 1]?.fence ?? 0)), 'fences strictly increase across the holds')
-    t.ok(grants.every((g) => g.validityMs > 9000 && Date.parse(g.expiresAt) > Date.now() + 9000), 'validityMs and expiresAt as for locks')
+    t.ok(
+      grants.every((g, i) => i === 0 || g.fence > (grants[i - 1]?.fence ?? 0)),
+      'fences strictly increase across the holds',
+    )
+    t.ok(
+      grants.every((g) => g.validityMs > 9000 && Date.parse(g.expiresAt) > Date.now() + 9000),
+      'validityMs and expiresAt as for locks',
+    )
     const full = await call('POST', `/semaphores/${key}?limit=3`, tok('d'))
     t.same([full.status, full.body.error], [409, 'lock_held'], 'a fourth is refused: lock_held')
     t.match(full.body.message, /semaphore .* too few free permits/)
-    t.ok((full.body.retryAfterMs as number) > 9000 && Number(full.headers['retry-after']) >= 1, 'with retryAfterMs (when the first hold lapses) and Retry-After')
+    t.ok(
+      (full.body.retryAfterMs as number) > 9000 && Number(full.headers['retry-after']) >= 1,
+      'with retryAfterMs (when the first hold lapses) and Retry-After',
+    )
     t.same(await state(key), { key, limit: 3, permitsInUse: 3, holders: 3, waiters: 0 }, 'inspect: limit, permits in use, holders, waiters')
     t.equal((await call('DELETE', `/semaphores/${key}`, tok('b'))).status, 200, 'b releases')
     t.equal((await call('POST', `/semaphores/${key}?limit=3`, tok('d'))).status, 201, 'and d gets the permit b gave back')
-    for (const name of ['a', 'c', 'd']) t.same((await call('DELETE', `/semaphores/${key}?token=${tok(name)}`)).body, { key, released: true, holdCount: 0 })
+    for (const name of ['a', 'c', 'd'])
+      t.same((await call('DELETE', `/semaphores/${key}?token=${tok(name)}`)).body, { key, released: true, holdCount: 0 })
     t.equal((await call('GET', `/semaphores/${key}`)).status, 404, 'nobody holds or waits: 404')
   })
 
@@ -61,7 +71,8 @@ export async function semaphoreSuite(t: Test, nodes: readonly RedisProcess[]): P
     t.equal((await call('POST', `/semaphores/${key}?limit=5`, tok('one'))).status, 409, 'not even 1 more')
     t.same(await state(key), { key, limit: 5, permitsInUse: 5, holders: 2, waiters: 0 })
     await call('DELETE', `/semaphores/${key}`, tok('big'))
-    for (const name of ['x', 'y', 'z']) t.equal((await call('POST', `/semaphores/${key}?limit=5`, tok(name))).status, 201, `${name}: one of the 3 permits big gave back`)
+    for (const name of ['x', 'y', 'z'])
+      t.equal((await call('POST', `/semaphores/${key}?limit=5`, tok(name))).status, 201, `${name}: one of the 3 permits big gave back`)
     t.equal((await call('POST', `/semaphores/${key}?limit=5`, tok('w'))).status, 409, 'and then it is full again')
   })
 
@@ -70,7 +81,11 @@ export async function semaphoreSuite(t: Test, nodes: readonly RedisProcess[]): P
     await call('POST', `/semaphores/${key}?limit=4`, tok('a'))
     const keysBefore = await nodes[0]!.keys()
     const other = await call('POST', `/semaphores/${key}?limit=5`, tok('b'))
-    t.same([other.status, other.body.error, other.body.limit, other.body.key], [409, 'limit_mismatch', 4, key], '409 limit_mismatch with the current limit')
+    t.same(
+      [other.status, other.body.error, other.body.limit, other.body.key],
+      [409, 'limit_mismatch', 4, key],
+      '409 limit_mismatch with the current limit',
+    )
     t.match(other.body.message, /limit 4/)
     t.same(await nodes[0]!.keys(), keysBefore, 'nothing changed in Redis')
     const holder = await call('POST', `/semaphores/${key}?limit=2`, tok('a'))
@@ -86,12 +101,20 @@ export async function semaphoreSuite(t: Test, nodes: readonly RedisProcess[]): P
     const key = fresh()
     const first = permitGrantSchema.parse((await call('POST', `/semaphores/${key}?limit=4&permits=2&ttl=5m`, tok('a'))).body)
     const again = await call('POST', `/semaphores/${key}?limit=4&permits=2`, tok('a'))
-    t.same([again.status, again.body.fence, again.body.holdCount, again.body.ttlMs], [200, first.fence, 1, 300_000], 'idempotent: 200, same fence, count 1, the 5-minute TTL kept')
+    t.same(
+      [again.status, again.body.fence, again.body.holdCount, again.body.ttlMs],
+      [200, first.fence, 1, 300_000],
+      'idempotent: 200, same fence, count 1, the 5-minute TTL kept',
+    )
     const re = await call('POST', `/semaphores/${key}`, undefined, { token: tok('a'), limit: 4, permits: 2, reentrant: true })
     t.same([re.status, re.body.fence, re.body.holdCount, re.body.permits], [200, first.fence, 2, 2], 'reentrant: count 2')
     t.equal((await state(key))?.permitsInUse, 2, 'a reentrant hold takes no more permits')
     const other = await call('POST', `/semaphores/${key}?limit=4&permits=3`, tok('a'))
-    t.same([other.status, other.body.error, other.body.permits], [409, 'permits_mismatch', 2], 'a re-acquire naming other permits: 409 permits_mismatch')
+    t.same(
+      [other.status, other.body.error, other.body.permits],
+      [409, 'permits_mismatch', 2],
+      'a re-acquire naming other permits: 409 permits_mismatch',
+    )
     t.same((await call('DELETE', `/semaphores/${key}`, tok('a'))).body, { key, released: false, holdCount: 1 })
     t.same((await call('DELETE', `/semaphores/${key}`, tok('a'))).body, { key, released: true, holdCount: 0 })
     t.equal((await call('DELETE', `/semaphores/${key}`, tok('a'))).status, 404, 'then release is 404')
@@ -103,9 +126,17 @@ export async function semaphoreSuite(t: Test, nodes: readonly RedisProcess[]): P
     await call('POST', `/semaphores/${key}?limit=2&ttl=10s`, tok('long'))
     const renewed = await call('PUT', `/semaphores/${key}/renew`, tok('long'), { ttlMs: 20_000 })
     t.same([renewed.status, renewed.body.mode, renewed.body.ttlMs, renewed.body.permits, renewed.body.limit], [200, 'permit', 20_000, 1, 2])
-    t.equal((await call('PUT', `/semaphores/${key}/renew`, tok('nobody'))).body.error, 'not_owner', 'a token without a hold: not_owner while others hold')
+    t.equal(
+      (await call('PUT', `/semaphores/${key}/renew`, tok('nobody'))).body.error,
+      'not_owner',
+      'a token without a hold: not_owner while others hold',
+    )
     await sleep(250)
-    t.equal((await call('PUT', `/semaphores/${key}/renew`, tok('short'))).body.error, 'not_owner', 'the lapsed hold is gone (others still hold)')
+    t.equal(
+      (await call('PUT', `/semaphores/${key}/renew`, tok('short'))).body.error,
+      'not_owner',
+      'the lapsed hold is gone (others still hold)',
+    )
     t.same(await state(key), { key, limit: 2, permitsInUse: 1, holders: 1, waiters: 0 }, 'its permit came back by itself')
     await call('DELETE', `/semaphores/${key}`, tok('long'))
     t.equal((await call('PUT', `/semaphores/${key}/renew`, tok('long'))).status, 404, 'nothing held: 404')
@@ -149,7 +180,10 @@ export async function semaphoreSuite(t: Test, nodes: readonly RedisProcess[]): P
       ],
       '?holds=true: each hold by fence, with its permits',
     )
-    t.ok(inspected?.holds?.every((h) => h.remainingMs > 50_000), 'and its remaining time')
+    t.ok(
+      inspected?.holds?.every((h) => h.remainingMs > 50_000),
+      'and its remaining time',
+    )
     const list = await call('GET', `/semaphores?prefix=${key}`)
     const page = semaphoreListSchema.parse(list.body)
     t.same(
@@ -166,7 +200,11 @@ export async function semaphoreSuite(t: Test, nodes: readonly RedisProcess[]): P
     t.equal((await call('PUT', `/semaphores/${key}/renew`, tok('a'))).body.error, 'not_owner', 'a has lost its hold')
     t.equal((await call('PUT', `/semaphores/${key}/renew`, tok('b'))).status, 200, 'b still holds')
     t.equal((await call('DELETE', `/semaphores/${key}?force=true&fence=${a.fence}`)).status, 404, 'that fence is gone: 404')
-    t.match(logText(), new RegExp(`"action":"force-release","key":"${key}","mode":"permit","fence":${a.fence}`), 'the admin action is logged')
+    t.match(
+      logText(),
+      new RegExp(`"action":"force-release","key":"${key}","mode":"permit","fence":${a.fence}`),
+      'the admin action is logged',
+    )
   })
 
   t.test('the Redis keys live as long as the longest hold, and the count and limit go with them', async (t) => {
