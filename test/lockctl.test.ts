@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
+import { performance } from 'node:perf_hooks'
 import t from 'tap'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
@@ -457,6 +458,172 @@ t.test('read-write holds from the command line', async (t) => {
     readers: 0,
   })
   t.equal((await lockctl(['release', 'cmd:rw', '--write', '--token', JSON.parse(w.stdout).token], opts)).code, 0)
+})
+
+t.test('semaphores: parsing --limit, --permits and --semaphore', async (t) => {
+  t.match(parse(['run', 'k', '--limit', '4', '--permits', '2', '--', 'true'], {}), {
+    command: 'run',
+    mode: 'permit',
+    semaphore: true,
+    permits: { limit: 4, permits: 2 },
+    limit: undefined,
+  })
+  t.match(parse(['acquire', 'k', '--limit', '3'], {}), { mode: 'permit', permits: { limit: 3, permits: 1 } }, '--permits defaults to 1')
+  t.match(parse(['renew', 'k', '--semaphore', '--token', 'a-semaphore-token-0001'], {}), { mode: 'permit', permits: undefined })
+  t.match(parse(['release', 'k', '--semaphore', '--token', 'a-semaphore-token-0001'], {}), { mode: 'permit' })
+  t.match(parse(['status', 'k', '--semaphore'], {}), { mode: 'exclusive', semaphore: true, rw: false })
+  t.match(
+    parse(['list', '--semaphore', '--limit', '5'], {}),
+    { semaphore: true, limit: 5, permits: undefined },
+    "list's --limit still counts lines",
+  )
+  t.match(parse(['acquire', 'k'], {}), { mode: 'exclusive', semaphore: false, permits: undefined }, 'without --limit: a lock')
+  const usage: string[][] = [
+    ['run', 'k', '--permits', '2', '--', 'true'],
+    ['acquire', 'k', '--limit', '0'],
+    ['acquire', 'k', '--limit', 'four'],
+    ['acquire', 'k', '--limit', '2', '--permits', '3'],
+    ['acquire', 'k', '--limit', '2', '--read'],
+    ['run', 'k', '--limit', '2', '--write', '--', 'true'],
+    ['renew', 'k', '--semaphore', '--read', '--token', 'a-semaphore-token-0001'],
+    ['renew', 'k', '--limit', '2', '--token', 'a-semaphore-token-0001'],
+    ['status', 'k', '--rw', '--semaphore'],
+    ['status', 'k', '--limit', '2'],
+  ]
+  for (const args of usage) t.throws(() => parse(args, {}), UsageError, `lockctl ${args.join(' ')}: usage error`)
+  const help = await lockctl(['help', 'run'])
+  t.match(help.stdout, /--limit <n>/)
+  t.match(help.stdout, /--permits <k>/)
+  t.match((await lockctl(['--help'])).stdout, /78 .*limit_mismatch/s, '--help documents exit 78')
+})
+
+t.test('semaphores: run KEY --limit N holds one of N permits while CMD runs; the next one past the limit waits or exits 75', async (t) => {
+  const dir = t.testdir()
+  const history = new History()
+  // Two 1-permit runs and one 2-permit run on a semaphore of limit 4: all three hold at once.
+  const runs = (
+    [
+      ['a', 1],
+      ['b', 1],
+      ['c', 2],
+    ] as const
+  ).map(([name, permits]) => {
+    const begun = performance.now()
+    const run = spawnLockctl(
+      [
+        'run',
+        'sem:jobs',
+        '--limit',
+        '4',
+        '--permits',
+        String(permits),
+        '--ttl',
+        '10s',
+        ...sh(`echo "$LOCK_FENCE $LOCK_PERMITS" > ${dir}/${name}; ${gate(dir, name)}`),
+      ],
+      opts,
+    )
+    return { name, permits, run, begun }
+  })
+  for (const { name } of runs) await started(dir, name)
+  const state = await get('/semaphores/sem:jobs')
+  t.same(
+    state.body,
+    { key: 'sem:jobs', limit: 4, permitsInUse: 4, holders: 3, waiters: 0 },
+    'three holds, four permits, while the commands run',
+  )
+  const seen = runs.map(({ name }) => (fileText(`${dir}/${name}`) ?? '').trim().split(' '))
+  t.same(
+    seen.map(([, permits]) => permits),
+    ['1', '1', '2'],
+    'CMD gets LOCK_PERMITS',
+  )
+  t.equal(new Set(seen.map(([fence]) => fence)).size, 3, 'each hold has its own fence')
+
+  const [full, mismatch, status] = await Promise.all([
+    lockctl(['run', 'sem:jobs', '--limit', '4', '--', 'touch', `${dir}/ran`], opts),
+    lockctl(['acquire', 'sem:jobs', '--limit', '5'], opts),
+    lockctl(['status', 'sem:jobs', '--semaphore'], opts),
+  ])
+  t.equal(full.code, 75, 'no permit left: 75')
+  t.match(full.stderr, /^lockctl: run sem:jobs \(semaphore\): held by someone else.*\(lock_held\)\n$/)
+  t.notOk(existsSync(`${dir}/ran`), 'CMD never ran')
+  t.equal(mismatch.code, 78, 'another limit while others hold: 78')
+  t.match(mismatch.stderr, /limit 4.*\(limit_mismatch\)/)
+  t.equal(status.code, 0)
+  t.same(JSON.parse(status.stdout), state.body, 'status --semaphore: the same state, never a token')
+
+  // A waiting run gets the permit b gives back.
+  const waiting = spawnLockctl(['run', 'sem:jobs', '--limit', '4', '--wait', '10s', ...sh('echo $LOCK_FENCE')], opts)
+  await until('the waiting run to be in line', async () => (await get('/semaphores/sem:jobs')).body.waiters === 1)
+  open(dir, 'b')
+  const next = await waiting.done
+  t.equal(next.code, 0, 'granted once b released')
+  for (const { name } of runs.filter((r) => r.name !== 'b')) open(dir, name)
+  const done = await Promise.all(runs.map((r) => r.run.done))
+  t.same(
+    done.map((d) => d.code),
+    [0, 0, 0],
+  )
+  const ended = performance.now()
+  runs.forEach(({ name, permits, begun }, i) =>
+    history.record({
+      key: 'sem:jobs',
+      namespace: 'semaphores',
+      mode: 'permit',
+      permits,
+      limit: 4,
+      client: name,
+      fence: Number(seen[i]![0]),
+      start: begun,
+      end: ended,
+    }),
+  )
+  history.assertSafe(t, 'lockctl runs on one semaphore')
+  t.ok(Number(next.stdout) > Math.max(...seen.map(([fence]) => Number(fence))), 'the later hold has a higher fence')
+  t.equal((await get('/semaphores/sem:jobs')).status, 404, 'all released')
+  t.equal((await lockctl(['status', 'sem:jobs', '--semaphore'], opts)).code, 1, 'status of a free semaphore: 1')
+})
+
+t.test('semaphores: acquire, renew, release, list from the command line', async (t) => {
+  const acquired = await lockctl(['acquire', 'sem:cmd', '--limit', '3', '--permits', '2', '--ttl', '5s'], opts)
+  t.equal(acquired.code, 0)
+  const grant = JSON.parse(acquired.stdout) as Record<string, unknown>
+  t.match(grant, { key: 'sem:cmd', mode: 'permit', permits: 2, limit: 3, ttlMs: 5000, holdCount: 1 })
+  const token = grant.token as string
+  const [other, otherPermits, renewed, exclusive, notOwner] = await Promise.all([
+    lockctl(['acquire', 'sem:cmd', '--limit', '3'], opts),
+    lockctl(['acquire', 'sem:cmd', '--limit', '3', '--permits', '1', '--token', token], opts),
+    lockctl(['renew', 'sem:cmd', '--semaphore', '--token', token, '--ttl', '10s'], opts),
+    lockctl(['renew', 'sem:cmd', '--token', token], opts),
+    lockctl(['release', 'sem:cmd', '--semaphore', '--token', 'another-owner-token-0000'], opts),
+  ])
+  t.equal(other.code, 0, 'another hold of the one permit left')
+  t.equal(otherPermits.code, 78, 'the holder asking for other permits: 78 (permits_mismatch)')
+  t.match(otherPermits.stderr, /permits_mismatch/)
+  t.equal(renewed.code, 0)
+  t.match(JSON.parse(renewed.stdout), { mode: 'permit', ttlMs: 10000, fence: grant.fence, permits: 2, limit: 3 })
+  t.equal(exclusive.code, 1, 'without --semaphore: the lock sem:cmd, which nobody holds')
+  t.equal(notOwner.code, 1, 'release with a token that holds nothing: 1')
+
+  const listed = await lockctl(['list', '--semaphore', '--prefix', 'sem:cmd'], opts)
+  t.equal(listed.code, 0)
+  const otherGrant = JSON.parse(other.stdout) as Record<string, unknown>
+  t.match(
+    listed.stdout,
+    new RegExp(
+      `^sem:cmd semaphore limit=3 permitsInUse=3 holders=2 waiters=0 holds=${String(grant.fence)}:2:\\d+,${String(otherGrant.fence)}:1:\\d+\n$`,
+    ),
+    'one line, each hold as FENCE:PERMITS:REMAININGMS',
+  )
+  const json = await lockctl(['list', '--semaphore', '--prefix', 'sem:cmd', '--json'], opts)
+  t.match(JSON.parse(json.stdout), { key: 'sem:cmd', limit: 3, permitsInUse: 3, holders: 2 })
+  for (const out of [listed.stdout, json.stdout]) t.notOk(out.includes(token), 'never a token')
+
+  const released = await lockctl(['release', 'sem:cmd', '--semaphore', '--token', token], opts)
+  t.same([released.code, JSON.parse(released.stdout)], [0, { key: 'sem:cmd', released: true, holdCount: 0 }])
+  t.equal((await lockctl(['release', 'sem:cmd', '--semaphore', '--token', token], opts)).code, 1, 'released already: 1')
+  t.equal((await lockctl(['release', 'sem:cmd', '--semaphore', '--token', otherGrant.token as string], opts)).code, 0)
 })
 
 t.test('list follows the cursors: one line per held lock, --limit, --json, --rw', async (t) => {

@@ -2,6 +2,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { readFileSync } from 'node:fs'
 import { parseDuration } from '../contract/duration.js'
 import { keyPrefixRule, lockKeyRule, tokenRule } from '../contract/patterns.js'
+import type { HoldMode } from '../contract/wire.js'
 import { UsageError } from './exit.js'
 
 export const DEFAULT_URL = 'http://127.0.0.1:8080'
@@ -12,15 +13,21 @@ export interface Options {
   url: string
   key: string | undefined
   lockKey: string
-  /** 'exclusive' → /locks, 'read' | 'write' → /rwlocks */
-  mode: 'exclusive' | 'read' | 'write'
+  /** 'exclusive' → /locks, 'read' | 'write' → /rwlocks, 'permit' → /semaphores */
+  mode: HoldMode
+  /** status, list: read-write locks (/rwlocks) */
   rw: boolean
+  /** status, list: semaphores (/semaphores); true too whenever mode is 'permit' */
+  semaphore: boolean
+  /** run, acquire of a semaphore (--limit, --permits): its limit and the permits asked for */
+  permits: { limit: number; permits: number } | undefined
   ttl: string | undefined
   wait: string | undefined
   waitMs: number
   token: string | undefined
   graceMs: number
   prefix: string | undefined
+  /** list: print at most this many */
   limit: number | undefined
   json: boolean
   /** run: CMD and its arguments */
@@ -36,14 +43,17 @@ export interface Help {
 /** The option values commander hands over, as checked by the parsers below. */
 type Values = Partial<
   Record<'url' | 'key' | 'ttl' | 'wait' | 'token' | 'grace' | 'prefix', string> &
-    Record<'read' | 'write' | 'rw' | 'json', true> & { limit: number }
+    Record<'read' | 'write' | 'rw' | 'semaphore' | 'json', true> & { limit: number; permits: number }
 >
 
 const EPILOGUE = `
 Durations: 1500, 1500ms, 1.5s, 2m, 1h. \`lockctl help COMMAND\` shows a command's options.
 
 run gives CMD LOCK_KEY, LOCK_FENCE (the fencing token: pass it to the resource you protect) and
-LOCK_TOKEN (the owner token) in its environment.
+LOCK_TOKEN (the owner token) in its environment; of a semaphore, also LOCK_PERMITS.
+
+Semaphores (/semaphores/KEY: at most N permits held at once): run and acquire take --limit N and
+--permits K (default 1); renew, release, status and list take --semaphore.
 
 Exit codes:
   0      success (run: CMD exited 0)
@@ -55,12 +65,14 @@ Exit codes:
   75     the lock was not obtained: held by someone else (after --wait), or too many waiters
   76     the service answered something unexpected
   77     401 unauthorized / 403 forbidden: the API key is missing, wrong, or not allowed this key
+  78     a semaphore's --limit differs from the limit it has while others hold or wait
+         (409 limit_mismatch), or a holder asked again for other --permits (permits_mismatch)
   126    run: CMD could not be executed;  127: CMD was not found
   128+N  run: CMD died by signal N (or lockctl got signal N before CMD started)
   other  run: CMD's own exit code`
 
 const RUN = `Acquire KEY, run CMD while holding it, release it when CMD exits.
-CMD gets LOCK_KEY, LOCK_FENCE (pass it to the resource you protect) and LOCK_TOKEN in its environment.
+CMD gets LOCK_KEY, LOCK_FENCE (pass it to the resource you protect) and LOCK_TOKEN in its environment (of a semaphore, also LOCK_PERMITS).
 The lock is renewed in the background (every third of its validity). SIGINT, SIGTERM, SIGHUP and SIGQUIT are forwarded to CMD's process group (CMD runs in its own; SIGTSTP is ignored).
 If the lock is lost (a renew answers 404/409, or renewals keep failing until the validity runs out), CMD's process group gets SIGTERM, then SIGKILL after --grace, and lockctl exits 70.
 Exits with CMD's exit code, or 128 + the signal number if CMD died by a signal.`
@@ -70,6 +82,8 @@ const LIST = `Print one line per held lock, following the service's pagination c
 With --rw (readerHolds: each read hold, whose fence force-releases it):
   KEY write|read writerFence=F|- writerRemainingMs=R|- readers=N writerWaiting=B
     waiters=W readerHolds=FENCE:REMAININGMS,...|-
+With --semaphore (holds: each hold, whose fence force-releases it):
+  KEY semaphore limit=N permitsInUse=P holders=H waiters=W holds=FENCE:PERMITS:REMAININGMS,...|-
 Needs an admin key when the service uses API keys.`
 
 /** A check against one of the service's own rules (src/contract), so a typo fails before any request. */
@@ -100,7 +114,16 @@ const read = () =>
 const write = () => new Option('--write', 'a write (exclusive) hold of the read-write lock KEY (/rwlocks)')
 const token = (description: string) =>
   new Option('--token <token>', `owner token (${tokenRule.text}); ${description}`).argParser(matching(tokenRule))
-const rw = () => new Option('--rw', 'read-write locks (/rwlocks) instead of exclusive ones (/locks)')
+const rw = () => new Option('--rw', 'read-write locks (/rwlocks) instead of exclusive ones (/locks)').conflicts('semaphore')
+/** renew, release, status, list: a semaphore's. */
+const semaphore = (what: string) => new Option('--semaphore', `${what} of the semaphore KEY (/semaphores) instead of the lock KEY`)
+/** run, acquire: --limit makes KEY a semaphore. */
+const semaphoreLimit = () =>
+  new Option('--limit <n>', "a semaphore: KEY is /semaphores/KEY, at most N permits held at once (it must match the semaphore's limit)")
+    .argParser(positive)
+    .conflicts(['read', 'write'])
+const permits = () =>
+  new Option('--permits <k>', 'with --limit: the permits this hold takes (default 1, at most the limit)').argParser(positive)
 
 /** lockctl's commands and options; `chosen` hears which command the arguments name. */
 function program(out: (text: string) => void, chosen: (command: Command) => void): Command {
@@ -135,6 +158,8 @@ function program(out: (text: string) => void, chosen: (command: Command) => void
     .addOption(wait())
     .addOption(read())
     .addOption(write())
+    .addOption(semaphoreLimit())
+    .addOption(permits())
     .addOption(
       new Option('--grace <duration>', 'how long CMD may take to exit after SIGTERM when the lock is lost (default: 3s)').argParser(
         duration,
@@ -148,22 +173,29 @@ function program(out: (text: string) => void, chosen: (command: Command) => void
     .addOption(wait())
     .addOption(read())
     .addOption(write())
+    .addOption(semaphoreLimit())
+    .addOption(permits())
     .addOption(token('chosen by the service when absent'))
   withKey('renew', 'extend a hold you own; prints the new grant')
     .addOption(token("the grant's").makeOptionMandatory())
     .addOption(ttl())
     .addOption(read())
     .addOption(write())
+    .addOption(semaphore('a hold').conflicts(['read', 'write']))
   withKey('release', 'release a hold you own; prints { key, released, holdCount }')
     .addOption(token("the grant's").makeOptionMandatory())
     .addOption(read())
     .addOption(write())
-  withKey('status', "print the lock's state as JSON (never its token); exit 1 when it is not held").addOption(rw())
+    .addOption(semaphore('a hold').conflicts(['read', 'write']))
+  withKey('status', "print the lock's state as JSON (never its token); exit 1 when it is not held")
+    .addOption(rw())
+    .addOption(semaphore('the state'))
   command('list', 'print one line per held lock (an admin key when the service uses API keys)')
     .description(LIST)
     .option('--prefix <prefix>', 'only keys starting with this', matching(keyPrefixRule))
     .option('--limit <n>', 'print at most this many locks', positive)
     .addOption(rw())
+    .addOption(semaphore('the held semaphores'))
     .option('--json', 'print each lock as one line of JSON instead')
   return lockctl
 }
@@ -199,20 +231,32 @@ export function parse(argv: readonly string[], env: Record<string, string | unde
   const v = sub.optsWithGlobals<Values>()
   const url = v.url ?? (env.LOCK_SERVICE_URL || DEFAULT_URL)
   checkUrl(url)
+  const acquires = command === 'run' || command === 'acquire'
+  // run, acquire: --limit makes KEY a semaphore (list's --limit is how many to print).
+  const semaphoreLimit = acquires ? v.limit : undefined
+  if (acquires && v.permits !== undefined && semaphoreLimit === undefined) {
+    throw new UsageError("--permits goes with --limit N (the semaphore's limit)")
+  }
+  if (semaphoreLimit !== undefined && (v.permits ?? 1) > semaphoreLimit) {
+    throw new UsageError(`--permits ${v.permits} is more than the limit, ${semaphoreLimit}`)
+  }
+  const isSemaphore = semaphoreLimit !== undefined || (v.semaphore ?? false)
   return {
     command,
     url,
     key: v.key ?? (env.LOCK_SERVICE_KEY || undefined),
     lockKey,
-    mode: v.read ? 'read' : v.write ? 'write' : 'exclusive',
+    mode: v.read ? 'read' : v.write ? 'write' : isSemaphore && command !== 'status' && command !== 'list' ? 'permit' : 'exclusive',
     rw: v.rw ?? false,
+    semaphore: isSemaphore,
+    permits: semaphoreLimit === undefined ? undefined : { limit: semaphoreLimit, permits: v.permits ?? 1 },
     ttl: v.ttl,
     wait: v.wait,
     waitMs: v.wait === undefined ? 0 : (parseDuration(v.wait) ?? 0),
     token: v.token,
     graceMs: v.grace === undefined ? DEFAULT_GRACE_MS : (parseDuration(v.grace) ?? DEFAULT_GRACE_MS),
     prefix: v.prefix,
-    limit: v.limit,
+    limit: acquires ? undefined : v.limit,
     json: v.json ?? false,
     cmd,
   }

@@ -7,10 +7,17 @@ export const REQUEST_TIMEOUT_MS = 15_000
 
 export type Print = (line: string) => void
 
-/** `/locks/KEY`, `/rwlocks/KEY/read` or `/rwlocks/KEY/write`. */
+/** `/locks/KEY`, `/rwlocks/KEY/read`, `/rwlocks/KEY/write` or `/semaphores/KEY`. */
 export function holdPath(mode: Options['mode'], key: string): string {
   const k = encodeURIComponent(key)
-  return mode === 'exclusive' ? `/locks/${k}` : `/rwlocks/${k}/${mode}`
+  if (mode === 'exclusive') return `/locks/${k}`
+  if (mode === 'permit') return `/semaphores/${k}`
+  return `/rwlocks/${k}/${mode}`
+}
+
+/** Where status and list look: /locks, /rwlocks (--rw) or /semaphores (--semaphore). */
+function namespaceOf(o: Options): 'locks' | 'rwlocks' | 'semaphores' {
+  return o.rw ? 'rwlocks' : o.semaphore ? 'semaphores' : 'locks'
 }
 
 /** Runs one request, turning "unreachable" into exit 69 with `context` in the message. */
@@ -23,16 +30,17 @@ export async function call(client: LockServiceClient, context: string, ...args: 
   }
 }
 
-/** `KEY`, or `KEY (read)` / `KEY (write)`: the hold, as messages name it. */
+/** `KEY`, or `KEY (read)` / `KEY (write)` / `KEY (semaphore)`: the hold, as messages name it. */
 export function describeHold(o: Options): string {
-  return o.mode === 'exclusive' ? o.lockKey : `${o.lockKey} (${o.mode})`
+  if (o.mode === 'exclusive') return o.lockKey
+  return `${o.lockKey} (${o.mode === 'permit' ? 'semaphore' : o.mode})`
 }
 
 /** POSTs the hold, waiting in line up to --wait: the grant, or the error that ends lockctl. */
 export async function requestGrant(client: LockServiceClient, context: string, o: Options, signal?: AbortSignal): Promise<Grant> {
   const reply = await call(client, context, 'POST', holdPath(o.mode, o.lockKey), {
     token: o.token,
-    query: { ttl: o.ttl, wait: o.wait },
+    query: { ttl: o.ttl, wait: o.wait, limit: o.permits?.limit, permits: o.permits?.permits },
     timeoutMs: o.waitMs + REQUEST_TIMEOUT_MS,
     signal,
   })
@@ -67,8 +75,9 @@ export async function release(client: LockServiceClient, o: Options, print: Prin
 }
 
 export async function status(client: LockServiceClient, o: Options, print: Print): Promise<number> {
-  const path = `/${o.rw ? 'rwlocks' : 'locks'}/${encodeURIComponent(o.lockKey)}`
-  const context = `status ${o.lockKey}${o.rw ? ' (rw)' : ''}`
+  const namespace = namespaceOf(o)
+  const path = `/${namespace}/${encodeURIComponent(o.lockKey)}`
+  const context = `status ${o.lockKey}${o.rw ? ' (rw)' : o.semaphore ? ' (semaphore)' : ''}`
   const reply = await call(client, context, 'GET', path, { timeoutMs: REQUEST_TIMEOUT_MS })
   if (reply.status === 404 && reply.body.error === 'lock_not_found') throw new CliError(EXIT.failed, `${context}: not held`)
   if (reply.status !== 200) throw failure(context, reply)
@@ -81,7 +90,8 @@ export const LIST_PAGE = 100
 const MAX_PAGES = 100_000
 
 export async function list(client: LockServiceClient, o: Options, print: Print): Promise<number> {
-  const namespace = o.rw ? 'rwlocks' : 'locks'
+  const namespace = namespaceOf(o)
+  const line = { locks: lockLine, rwlocks: rwLine, semaphores: semaphoreLine }[namespace]
   const context = `list ${namespace}${o.prefix ? ` ${o.prefix}*` : ''}`
   const printed = new Set<string>() // SCAN may show a key on two pages
   const cursors = new Set<string>()
@@ -105,7 +115,7 @@ export async function list(client: LockServiceClient, o: Options, print: Print):
       const lock = item as Record<string, unknown> & { key: string }
       if (printed.has(lock.key)) continue
       printed.add(lock.key)
-      print(o.json ? JSON.stringify(lock) : o.rw ? rwLine(lock) : lockLine(lock))
+      print(o.json ? JSON.stringify(lock) : line(lock))
     }
     if (next === null || next === '' || (o.limit !== undefined && printed.size >= o.limit)) return EXIT.ok
     if (cursors.has(next)) throw new CliError(EXIT.protocol, `${context}: the service returned cursor ${JSON.stringify(next)} twice`)
@@ -131,5 +141,14 @@ function rwLine(l: Record<string, unknown> & { key: string }): string {
     `${l.key} ${writer ? 'write' : 'read'} writerFence=${field(writer?.fence)} writerRemainingMs=${field(writer?.remainingMs)} ` +
     `readers=${field(l.readers)} writerWaiting=${field(l.writerWaiting)} waiters=${field(l.waiters)} ` +
     `readerHolds=${holds.map((h) => `${field(h.fence)}:${field(h.remainingMs)}`).join(',') || '-'}`
+  )
+}
+
+function semaphoreLine(l: Record<string, unknown> & { key: string }): string {
+  // Each hold as FENCE:PERMITS:REMAININGMS (what `DELETE /semaphores/KEY?force=true&fence=FENCE` takes).
+  const holds = Array.isArray(l.holds) ? (l.holds as { fence?: unknown; permits?: unknown; remainingMs?: unknown }[]) : []
+  return (
+    `${l.key} semaphore limit=${field(l.limit)} permitsInUse=${field(l.permitsInUse)} holders=${field(l.holders)} waiters=${field(l.waiters)} ` +
+    `holds=${holds.map((h) => `${field(h.fence)}:${field(h.permits)}:${field(h.remainingMs)}`).join(',') || '-'}`
   )
 }

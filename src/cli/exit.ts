@@ -18,6 +18,12 @@ export const EXIT = {
   protocol: 76,
   /** EX_NOPERM: 401 unauthorized / 403 forbidden (API key missing, wrong, or outside its prefixes) */
   noPermission: 77,
+  /**
+   * EX_CONFIG: a semaphore asked for with another limit than the one it has while others hold or wait
+   * (409 limit_mismatch), or a holder asking again for other permits (409 permits_mismatch): clients
+   * disagree, and retrying will not help
+   */
+  mismatch: 78,
   /** CMD was found but could not be executed */
   cannotExecute: 126,
   /** CMD was not found */

@@ -118,7 +118,13 @@ async function reanchor(run: Run, grant: Grant, sent: number, interrupted: Abort
 /** Runs CMD in its own process group (so that stopping it reaches its children too), keeping the lock until it exits. */
 async function runCommand(run: Run, o: Options, lease: Lease, signals: Signals): Promise<Ended> {
   const [file, ...args] = o.cmd as [string, ...string[]]
-  const env = { ...process.env, LOCK_KEY: o.lockKey, LOCK_FENCE: String(lease.grant.fence), LOCK_TOKEN: lease.grant.token }
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    LOCK_KEY: o.lockKey,
+    LOCK_FENCE: String(lease.grant.fence),
+    LOCK_TOKEN: lease.grant.token,
+  }
+  if (o.permits) env.LOCK_PERMITS = String(o.permits.permits)
   const child = spawn(file, args, { stdio: 'inherit', env, detached: true })
   signals.child = child
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
