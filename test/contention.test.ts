@@ -1,15 +1,8 @@
 import t from 'tap'
-import { startRedis } from './helpers/redis-server.js'
-import { startApp } from './helpers/app.js'
-import { contend } from './helpers/contenders.js'
-import { History } from './helpers/history.js'
+import { contendOnNewApp } from './helpers/contenders.js'
 
 t.test('16 HTTP clients contending on hot keys: no overlapping holds, fences increase', async (t) => {
-  const redis = await startRedis({ t })
-  const { app } = await startApp(t, [redis.url], { logLevel: 'warn' })
-  const address = await app.listen({ port: 0, host: '127.0.0.1' })
-  const history = new History()
-  const stats = await contend({ baseUrls: [address], keys: ['hot-1', 'hot-2'], clients: 16, durationMs: 3000, ttlMs: 2000, history })
+  const { stats, history } = await contendOnNewApp(t, 1, { keys: ['hot-1', 'hot-2'], clients: 16, durationMs: 3000, ttlMs: 2000 })
   t.same(stats.unexpected, [], 'only 201, 409 and release 200 were seen')
   t.ok(
     stats.unavailable <= stats.grants / 20,
@@ -21,19 +14,13 @@ t.test('16 HTTP clients contending on hot keys: no overlapping holds, fences inc
 })
 
 t.test('short TTLs that lapse while held: the next holder starts after the lapse, fences increase', async (t) => {
-  const redis = await startRedis({ t })
-  const { app } = await startApp(t, [redis.url], { logLevel: 'warn' })
-  const address = await app.listen({ port: 0, host: '127.0.0.1' })
-  const history = new History()
   // Holders keep the lock past its TTL half of the time: the history must still be safe, since a
   // hold counts only within its validity.
-  const stats = await contend({
-    baseUrls: [address],
+  const { stats, history } = await contendOnNewApp(t, 1, {
     keys: ['lapse'],
     clients: 16,
     durationMs: 2500,
     ttlMs: 100,
-    history,
     holdMs: () => (Math.random() < 0.5 ? 130 : 0),
   })
   t.same(stats.unexpected, [])

@@ -1,22 +1,12 @@
 import t from 'tap'
-import { startRedisCluster } from './helpers/redis-server.js'
-import { startService } from './helpers/service-process.js'
-import { contend } from './helpers/contenders.js'
-import { History } from './helpers/history.js'
+import { contendOnNewReplicas } from './helpers/contenders.js'
 
 t.test('two service processes sharing three Redis nodes: 16 clients, no overlapping holds', async (t) => {
-  const nodes = await startRedisCluster(3, { t })
-  const env = { REDIS_URLS: nodes.map((n) => n.url).join(',') }
-  const [a, b] = await Promise.all([startService(env, { t }), startService(env, { t })])
-  const history = new History()
-  const stats = await contend({
-    baseUrls: [a.url, b.url],
-    keys: ['shared-1', 'shared-2'],
-    clients: 16,
-    durationMs: 4000,
-    ttlMs: 2000,
+  const {
+    replicas: [a, b],
+    stats,
     history,
-  })
+  } = await contendOnNewReplicas(t, 3, { keys: ['shared-1', 'shared-2'], clients: 16, durationMs: 4000, ttlMs: 2000 })
   t.same(stats.unexpected, [])
   t.ok(
     stats.unavailable <= stats.grants / 20,

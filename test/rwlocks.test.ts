@@ -1,8 +1,6 @@
 import t from 'tap'
 import { startRedis, startRedisCluster } from './helpers/redis-server.js'
-import { startApp } from './helpers/app.js'
-import { contend } from './helpers/contenders.js'
-import { History } from './helpers/history.js'
+import { contendOnNewApp } from './helpers/contenders.js'
 import { rwlockSuite } from './suites/rwlock.js'
 
 t.test('read-write locks on one Redis', async (t) => {
@@ -15,21 +13,11 @@ t.test('read-write locks on a quorum of 3', async (t) => {
 
 for (const n of [1, 3]) {
   t.test(`many readers and some writers contending (N = ${n}): reads may share, writes overlap nothing`, async (t) => {
-    const nodes = await startRedisCluster(n, { t })
-    const { app } = await startApp(
-      t,
-      nodes.map((r) => r.url),
-      { logLevel: 'warn' },
-    )
-    const address = await app.listen({ port: 0, host: '127.0.0.1' })
-    const history = new History()
-    const stats = await contend({
-      baseUrls: [address],
+    const { stats, history } = await contendOnNewApp(t, n, {
       keys: ['rw-hot'],
       clients: 16,
       durationMs: 3000,
       ttlMs: 2000,
-      history,
       // Clients 0–12 read, 13–15 write: 90/10-ish by attempts.
       pickMode: (client) => (client < 13 ? 'read' : 'write'),
       holdMs: () => Math.random() * 3,
@@ -45,17 +33,11 @@ for (const n of [1, 3]) {
 }
 
 t.test('no writer starvation: with waiting, writers get in under a steady stream of readers', async (t) => {
-  const redis = await startRedis({ t })
-  const { app } = await startApp(t, [redis.url], { logLevel: 'warn' })
-  const address = await app.listen({ port: 0, host: '127.0.0.1' })
-  const history = new History()
-  const stats = await contend({
-    baseUrls: [address],
+  const { stats, history } = await contendOnNewApp(t, 1, {
     keys: ['rw-starve'],
     clients: 16,
     durationMs: 3000,
     ttlMs: 2000,
-    history,
     waitMs: 5000,
     pickMode: (client) => (client < 13 ? 'read' : 'write'),
     holdMs: () => 1 + Math.random() * 3,

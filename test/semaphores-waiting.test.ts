@@ -6,11 +6,11 @@
 import http from 'node:http'
 import { performance } from 'node:perf_hooks'
 import t, { type Test } from 'tap'
-import { startRedis, startRedisCluster } from './helpers/redis-server.js'
+import { startRedis } from './helpers/redis-server.js'
 import { startApp } from './helpers/app.js'
-import { startService } from './helpers/service-process.js'
+import { startReplicas } from './helpers/service-process.js'
 import { request } from './helpers/http.js'
-import { contend, type ContendStats } from './helpers/contenders.js'
+import { contendOnNewApp, contendOnNewReplicas, type ContendStats } from './helpers/contenders.js'
 import { History } from './helpers/history.js'
 import { until } from './helpers/until.js'
 
@@ -40,21 +40,11 @@ for (const n of [1, 3]) {
   t.test(
     `16 clients on two semaphores of limit ${LIMIT} without waiting, weighted (N = ${n}): never over the limit, fences increase`,
     async (t) => {
-      const nodes = await startRedisCluster(n, { t })
-      const { app } = await startApp(
-        t,
-        nodes.map((r) => r.url),
-        { logLevel: 'warn' },
-      )
-      const address = await app.listen({ port: 0, host: '127.0.0.1' })
-      const history = new History()
-      const stats = await contend({
-        baseUrls: [address],
+      const { stats, history } = await contendOnNewApp(t, n, {
         keys: ['sem-hot-1', 'sem-hot-2'],
         clients: 16,
         durationMs: 3000,
         ttlMs: 2000,
-        history,
         semaphore: { limit: LIMIT, permits: weighted },
         holdMs: () => 1 + Math.random() * 4,
       })
@@ -65,25 +55,17 @@ for (const n of [1, 3]) {
 }
 
 t.test('16 waiting clients on one semaphore of limit 4 (one Redis): everyone served, safe history', async (t) => {
-  const redis = await startRedis({ t })
-  const { app } = await startApp(t, [redis.url], { logLevel: 'warn' })
-  const address = await app.listen({ port: 0, host: '127.0.0.1' })
-  const history = new History()
-  const perClient = new Map<string, number>()
-  const stats = await contend({
-    baseUrls: [address],
+  const { app, stats, history } = await contendOnNewApp(t, 1, {
     keys: ['sem-wait'],
     clients: 16,
     durationMs: 3000,
     ttlMs: 2000,
-    history,
     waitMs: 5000,
     semaphore: { limit: LIMIT, permits: weighted },
     holdMs: () => 1 + Math.random() * 2,
-    onGrant: (c) => perClient.set(c, (perClient.get(c) ?? 0) + 1),
   })
   t.equal(stats.conflicts, 0, 'nobody gave up: every waiter was served within its wait')
-  t.equal(perClient.size, 16, 'every client was granted, the 2-permit ones too')
+  t.equal(stats.grantsPerClient.size, 16, 'every client was granted, the 2-permit ones too')
   assertSemaphoreHistory(t, history, stats, `16 waiting clients on a semaphore of limit ${LIMIT}`)
   const metrics = (await app.inject({ method: 'GET', url: '/metrics' })).body
   t.match(metrics, /lock_acquire_duration_seconds_count\{mode="permit",outcome="granted"\} [1-9]/, 'acquires counted with mode="permit"')
@@ -92,24 +74,20 @@ t.test('16 waiting clients on one semaphore of limit 4 (one Redis): everyone ser
 })
 
 t.test('waiting clients on a quorum of 3 through two replicas: safe, everyone served; SIGTERM drains', async (t) => {
-  const nodes = await startRedisCluster(3, { t })
-  const env = { REDIS_URLS: nodes.map((n) => n.url).join(',') }
-  const [a, b] = await Promise.all([startService(env, { t }), startService(env, { t })])
-  const history = new History()
-  const perClient = new Map<string, number>()
-  const stats = await contend({
-    baseUrls: [a.url, b.url],
+  const {
+    replicas: [a, b],
+    stats,
+    history,
+  } = await contendOnNewReplicas(t, 3, {
     keys: ['q-sem'],
     clients: 12,
     durationMs: 3000,
     ttlMs: 2000,
-    history,
     waitMs: 5000,
     semaphore: { limit: LIMIT, permits: weighted },
     holdMs: () => 1 + Math.random() * 3,
-    onGrant: (c) => perClient.set(c, (perClient.get(c) ?? 0) + 1),
   })
-  t.equal(perClient.size, 12, `every client was granted (${stats.grants} grants, ${stats.conflicts} gave up)`)
+  t.equal(stats.grantsPerClient.size, 12, `every client was granted (${stats.grants} grants, ${stats.conflicts} gave up)`)
   assertSemaphoreHistory(t, history, stats, `waiting clients on a semaphore of limit ${LIMIT}, quorum of 3, two replicas`)
 
   // SIGTERM with semaphore waiters parked on the leaving replica.
@@ -230,10 +208,7 @@ t.test('waiting on one semaphore (one Redis)', async (t) => {
 
 t.test('a replica that dies: a release hands the permits past its waiter', async (t) => {
   const redis = await startRedis({ t })
-  const [doomed, survivor] = await Promise.all([
-    startService({ REDIS_URLS: redis.url }, { t }),
-    startService({ REDIS_URLS: redis.url }, { t }),
-  ])
+  const [doomed, survivor] = await startReplicas([redis.url], { t })
   const key = '/semaphores/crash'
   await request(survivor.url, 'POST', `${key}?limit=3&permits=3&ttl=30s`, { token: tok('holder') })
   request(doomed.url, 'POST', `${key}?limit=3&permits=3&wait=30s`, { token: tok('doomed') }).catch(() => undefined)

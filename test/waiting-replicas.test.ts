@@ -1,11 +1,10 @@
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
-import { startRedis, startRedisCluster, type RedisProcess } from './helpers/redis-server.js'
-import { startService } from './helpers/service-process.js'
+import { startRedis, type RedisProcess } from './helpers/redis-server.js'
+import { startReplicas } from './helpers/service-process.js'
 import { request } from './helpers/http.js'
-import { contend } from './helpers/contenders.js'
-import { History } from './helpers/history.js'
+import { contendOnNewReplicas } from './helpers/contenders.js'
 import { until } from './helpers/until.js'
 
 const tok = (name: string) => `${name}-replica-token-0000`
@@ -17,7 +16,7 @@ const waitersOn = async (base: string, path: string) => {
 
 t.test('two replicas wake each other’s waiters', async (t) => {
   const redis = await startRedis({ t })
-  const [a, b] = await Promise.all([startService({ REDIS_URLS: redis.url }, { t }), startService({ REDIS_URLS: redis.url }, { t })])
+  const [a, b] = await startReplicas([redis.url], { t })
   for (const [holderVia, waiterVia] of [
     [a, b],
     [b, a],
@@ -50,10 +49,7 @@ async function subscribedReplicas(redis: RedisProcess): Promise<number> {
  */
 async function lineAcrossTwoReplicas(t: Test, key: string) {
   const redis = await startRedis({ t })
-  const [doomed, survivor] = await Promise.all([
-    startService({ REDIS_URLS: redis.url }, { t }),
-    startService({ REDIS_URLS: redis.url }, { t }),
-  ])
+  const [doomed, survivor] = await startReplicas([redis.url], { t })
   await request(survivor.url, 'POST', `${key}?ttl=30s`, { token: tok('holder') })
   request(doomed.url, 'POST', `${key}?wait=30s`, { token: tok('doomed') }).catch(() => undefined)
   await until(async () => (await waitersOn(survivor.url, key)) === 1, 'first waiter in line')
@@ -96,10 +92,7 @@ t.test('a replica cut off without closing its connections stops blocking the lin
 
 t.test('SIGTERM: parked waiters answer 503 shutting_down, leave the line, the replica exits 0', async (t) => {
   const redis = await startRedis({ t })
-  const [leaving, staying] = await Promise.all([
-    startService({ REDIS_URLS: redis.url }, { t }),
-    startService({ REDIS_URLS: redis.url }, { t }),
-  ])
+  const [leaving, staying] = await startReplicas([redis.url], { t })
   const key = '/locks/drain'
   await request(staying.url, 'POST', `${key}?ttl=30s`, { token: tok('holder') })
   const parked = [0, 1, 2].map((i) => request(leaving.url, 'POST', `${key}?wait=30s`, { token: tok(`p${i}`) }))
@@ -119,26 +112,18 @@ t.test('SIGTERM: parked waiters answer 503 shutting_down, leave the line, the re
 })
 
 t.test('waiting clients on a quorum of 3, through two replicas: safe, everyone served', async (t) => {
-  const nodes = await startRedisCluster(3, { t })
-  const env = { REDIS_URLS: nodes.map((n) => n.url).join(',') }
-  const [a, b] = await Promise.all([startService(env, { t }), startService(env, { t })])
-  const history = new History()
-  const perClient = new Map<string, number>()
-  const stats = await contend({
-    baseUrls: [a.url, b.url],
+  const { stats, history } = await contendOnNewReplicas(t, 3, {
     keys: ['q-wait'],
     clients: 12,
     durationMs: 3000,
     ttlMs: 2000,
-    history,
     waitMs: 5000,
-    onGrant: (c) => perClient.set(c, (perClient.get(c) ?? 0) + 1),
   })
   t.same(stats.unexpected, [])
   t.ok(
     stats.unavailable <= stats.grants / 20,
     `${stats.unavailable} answers 503 (a node timeout on an overloaded machine is a correct 503; a stream of them is not)`,
   )
-  t.equal(perClient.size, 12, `every client was granted (${stats.grants} grants, ${stats.conflicts} gave up)`)
+  t.equal(stats.grantsPerClient.size, 12, `every client was granted (${stats.grants} grants, ${stats.conflicts} gave up)`)
   history.assertSafe(t, 'waiting clients, quorum of 3, two replicas')
 })

@@ -4,8 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { startRedis, startRedisCluster } from './helpers/redis-server.js'
 import { startApp } from './helpers/app.js'
-import { contend } from './helpers/contenders.js'
-import { History } from './helpers/history.js'
+import { contendOnNewApp } from './helpers/contenders.js'
 import { until } from './helpers/until.js'
 import { ClientGone } from '../src/locks/types.js'
 import { lockKeys } from '../src/locks/keys.js'
@@ -277,24 +276,16 @@ t.test('a waiter whose HTTP client hangs up leaves the line at once', async (t) 
 })
 
 t.test('16 waiting clients on one hot key: safe history, everyone served, fair', async (t) => {
-  const redis = await startRedis({ t })
-  const { app } = await startApp(t, [redis.url], { logLevel: 'warn' })
-  const address = await app.listen({ port: 0, host: '127.0.0.1' })
-  const history = new History()
-  const perClient = new Map<string, number>()
-  const stats = await contend({
-    baseUrls: [address],
+  const { app, stats, history } = await contendOnNewApp(t, 1, {
     keys: ['hot-wait'],
     clients: 16,
     durationMs: 3000,
     ttlMs: 2000,
-    history,
     waitMs: 5000,
-    onGrant: (c) => perClient.set(c, (perClient.get(c) ?? 0) + 1),
   })
   t.same(stats.unexpected, [])
   t.equal(stats.conflicts, 0, 'nobody gave up: every waiter was served within its wait')
-  const counts = [...perClient.values()]
+  const counts = [...stats.grantsPerClient.values()]
   t.equal(counts.length, 16, 'every client was granted')
   t.ok(Math.max(...counts) / Math.min(...counts) <= 1.5, `fair: grants per client from ${Math.min(...counts)} to ${Math.max(...counts)}`)
   const metrics = (await app.inject({ method: 'GET', url: '/metrics' })).body

@@ -2,7 +2,8 @@
 import type { BenchContext, Comparison, RunSpec, Variant } from './context.js'
 import type { HttpServer } from './processes.js'
 import type { TargetCheck } from './scenario.js'
-import { fmtMs, fmtNumber, fmtRatio } from './stats.js'
+import type { LoadResult } from './load.js'
+import { fmtMs, fmtNumber, fmtRatio, median } from './stats.js'
 
 /**
  * `ctx.compare` of the servers (by name, in this order; a server may come with its own flow) at each
@@ -67,4 +68,48 @@ export function versus(cmp: Comparison, name: string, reference: string) {
 /** A target "value ≥ limit" or "value ≤ limit"; the goal reads e.g. "≥ 0.6×", "≤ 2 ms", "≥ 1,000/s". */
 export function target(name: string, value: number, shown: string, op: '≥' | '≤', limit: number, unit = ''): TargetCheck {
   return { name, value, shown, goal: `${op} ${limit.toLocaleString('en-US')}${unit}`, pass: op === '≥' ? value >= limit : value <= limit }
+}
+
+/** Grants per second of a run of a waiting cycle (lib/flows.ts waitingCycle). */
+export const grantsPerSec = (r: LoadResult) => (r.counters.granted ?? 0) / r.seconds
+
+/** The hand-off percentile of a run of a waiting cycle (NaN when it has none). */
+export const handoff = (pick: 'p50' | 'p99') => (r: LoadResult) => r.samples.handoff?.[pick] ?? NaN
+
+/** Grants per connection in one run of a waiting cycle (a connection with none counts as 0). */
+export function perConnection(r: LoadResult): { min: number; max: number; ratio: number } {
+  const counts = Array.from({ length: r.connections }, (_, c) => r.counters[`grants.c${c}`] ?? 0)
+  const min = Math.min(...counts)
+  const max = Math.max(...counts)
+  return { min, max, ratio: min > 0 ? max / min : Infinity }
+}
+
+/**
+ * The medians the waiting scenarios (hot-key-wait, semaphore-wait) report for one server: grants/s,
+ * hand-off (NaN where `handoffs` is false: the baseline's holds overlap), acquire latency, fairness
+ * (median of the per-repetition max ÷ min, Infinity when some connection got nothing), CPU per grant.
+ */
+export function waitingMedians(cmp: Comparison, name: string, handoffs = true) {
+  const fair = cmp.of(name).map(perConnection)
+  const median_ = {
+    grantsPerSec: cmp.median(name, grantsPerSec),
+    requestsPerSec: cmp.median(name, (r) => r.requestsPerSec),
+    handoffP50Ms: handoffs ? cmp.median(name, handoff('p50')) : NaN,
+    handoffP99Ms: handoffs ? cmp.median(name, handoff('p99')) : NaN,
+    acquireP50Ms: cmp.median(name, (r) => r.labels.acquire?.latencyMs.p50 ?? NaN),
+    acquireP99Ms: cmp.median(name, (r) => r.labels.acquire?.latencyMs.p99 ?? NaN),
+    releaseP50Ms: cmp.median(name, (r) => r.labels.release?.latencyMs.p50 ?? NaN),
+    fewestGrants: median(fair.map((f) => f.min)),
+    mostGrants: median(fair.map((f) => f.max)),
+    fairness: median(
+      fair.map((f) => f.ratio),
+      true,
+    ),
+    timeouts: cmp.of(name).reduce((n, r) => n + (r.counters.timeout ?? 0), 0),
+    serverUsPerGrant: cmp.median(name, (r) => (r.cpu.serverCores * 1e6) / grantsPerSec(r)),
+    redisUsPerGrant: cmp.median(name, (r) => (r.cpu.redisCores * 1e6) / grantsPerSec(r)),
+    errors: cmp.errors(name),
+  }
+  const fairness = Number.isFinite(median_.fairness) ? median_.fairness.toFixed(2) : median_.fairness === Infinity ? '∞' : '–'
+  return { median: median_, fair, fairness }
 }

@@ -20,7 +20,7 @@ import { waitingCycle } from '../lib/flows.js'
 import type { LoadResult } from '../lib/load.js'
 import type { Scenario, TargetCheck } from '../lib/scenario.js'
 import { fmtMs, fmtNumber, fmtRatio, median, roundAll } from '../lib/stats.js'
-import { compareEach, target } from '../lib/summary.js'
+import { compareEach, grantsPerSec, target, waitingMedians } from '../lib/summary.js'
 
 const CONNECTIONS = [16, 64] as const
 const TTL = '5s'
@@ -32,16 +32,6 @@ const TARGET_FAIRNESS = 1.5
 
 /** The hot-key cycle: every connection waits in line on one lock (the semaphore scenario measures against it too). */
 export const hotKeyFlow = waitingCycle((ctx) => `/locks/hot.${ctx.runId}`, `ttl=${TTL}&wait=${WAIT}`)
-
-/** Grants per connection in one run (a connection with none counts as 0). */
-export function perConnection(r: LoadResult): { min: number; max: number; ratio: number } {
-  const counts = Array.from({ length: r.connections }, (_, c) => r.counters[`grants.c${c}`] ?? 0)
-  const min = Math.min(...counts)
-  const max = Math.max(...counts)
-  return { min, max, ratio: min > 0 ? max / min : Infinity }
-}
-
-export const grantsPerSec = (r: LoadResult) => (r.counters.granted ?? 0) / r.seconds
 
 const scenario: Scenario = {
   id: 'hot-key-wait',
@@ -61,28 +51,8 @@ const scenario: Scenario = {
       { baseline, service, 'service N=3': quorum },
       { connections: CONNECTIONS, flow: hotKeyFlow, drainMs: 3000 },
       (cmp, name, connections) => {
-        const isBase = name === 'baseline'
-        const fair = cmp.of(name).map(perConnection)
-        const m = {
-          grantsPerSec: cmp.median(name, grantsPerSec),
-          requestsPerSec: cmp.median(name, (r) => r.requestsPerSec),
-          handoffP50Ms: isBase ? NaN : cmp.median(name, (r) => r.samples.handoff?.p50 ?? NaN),
-          handoffP99Ms: isBase ? NaN : cmp.median(name, (r) => r.samples.handoff?.p99 ?? NaN),
-          acquireP50Ms: cmp.median(name, (r) => r.labels.acquire?.latencyMs.p50 ?? NaN),
-          acquireP99Ms: cmp.median(name, (r) => r.labels.acquire?.latencyMs.p99 ?? NaN),
-          releaseP50Ms: cmp.median(name, (r) => r.labels.release?.latencyMs.p50 ?? NaN),
-          fewestGrants: median(fair.map((f) => f.min)),
-          mostGrants: median(fair.map((f) => f.max)),
-          // Median of the per-repetition max ÷ min (Infinity when some connection got nothing).
-          fairness: median(
-            fair.map((f) => f.ratio),
-            true,
-          ),
-          timeouts: cmp.of(name).reduce((n, r) => n + (r.counters.timeout ?? 0), 0),
-          serverUsPerGrant: cmp.median(name, (r) => (r.cpu.serverCores * 1e6) / grantsPerSec(r)),
-          redisUsPerGrant: cmp.median(name, (r) => (r.cpu.redisCores * 1e6) / grantsPerSec(r)),
-          errors: cmp.errors(name),
-        }
+        // The baseline's holds overlap: hand-off means nothing there.
+        const { median: m, fair, fairness } = waitingMedians(cmp, name, name !== 'baseline')
         const x = {
           grantsPerSec: cmp.ratio(name, 'baseline', grantsPerSec),
           requestsPerSec: cmp.ratio(name, 'baseline', (r) => r.requestsPerSec),
@@ -91,7 +61,6 @@ const scenario: Scenario = {
             cmp.of(name).map((r, i) => grantsPerSec(r) / (cmp.of('baseline')[i] as LoadResult).requestsPerSec),
           ),
         }
-        const fairness = Number.isFinite(m.fairness) ? m.fairness.toFixed(2) : m.fairness === Infinity ? '∞' : '–'
         if (name === 'service') {
           targets.push(
             target(

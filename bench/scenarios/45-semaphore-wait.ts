@@ -9,11 +9,10 @@
  * - fairness: max ÷ min grants per connection.
  */
 import { waitingCycle } from '../lib/flows.js'
-import type { LoadResult } from '../lib/load.js'
 import type { Scenario, TargetCheck } from '../lib/scenario.js'
-import { fmtMs, fmtNumber, fmtRatio, median, roundAll } from '../lib/stats.js'
-import { compareEach, target } from '../lib/summary.js'
-import { grantsPerSec, hotKeyFlow, perConnection } from './40-hot-key-wait.js'
+import { fmtMs, fmtNumber, fmtRatio, roundAll } from '../lib/stats.js'
+import { compareEach, grantsPerSec, handoff, target, waitingMedians } from '../lib/summary.js'
+import { hotKeyFlow } from './40-hot-key-wait.js'
 
 const CONNECTIONS = [32] as const
 const LIMIT = 4
@@ -22,8 +21,6 @@ const WAIT = '10s'
 /** Targets: four holders at once turn over at least as fast as one; a hand-off within 2 ms (p50), as for locks. */
 const TARGET_GRANTS_RATIO = 1
 const TARGET_HANDOFF_P50_MS = 2
-
-const handoff = (pick: 'p50' | 'p99') => (r: LoadResult) => r.samples.handoff?.[pick] ?? NaN
 
 const semaphoreFlow = waitingCycle((ctx) => `/semaphores/hot.${ctx.runId}`, `limit=${LIMIT}&ttl=${TTL}&wait=${WAIT}`, LIMIT)
 
@@ -43,22 +40,7 @@ const scenario: Scenario = {
       servers,
       { connections: CONNECTIONS, flow: hotKeyFlow, drainMs: 3000 },
       (cmp, name, connections) => {
-        const fair = cmp.of(name).map(perConnection)
-        const m = {
-          grantsPerSec: cmp.median(name, grantsPerSec),
-          handoffP50Ms: cmp.median(name, handoff('p50')),
-          handoffP99Ms: cmp.median(name, handoff('p99')),
-          acquireP50Ms: cmp.median(name, (r) => r.labels.acquire?.latencyMs.p50 ?? NaN),
-          acquireP99Ms: cmp.median(name, (r) => r.labels.acquire?.latencyMs.p99 ?? NaN),
-          fairness: median(
-            fair.map((f) => f.ratio),
-            true,
-          ),
-          timeouts: cmp.of(name).reduce((n, r) => n + (r.counters.timeout ?? 0), 0),
-          serverUsPerGrant: cmp.median(name, (r) => (r.cpu.serverCores * 1e6) / grantsPerSec(r)),
-          redisUsPerGrant: cmp.median(name, (r) => (r.cpu.redisCores * 1e6) / grantsPerSec(r)),
-          errors: cmp.errors(name),
-        }
+        const { median: m, fair, fairness } = waitingMedians(cmp, name)
         const x = {
           grantsPerSec: cmp.ratio(name, 'lock', grantsPerSec),
           handoffP50: cmp.ratio(name, 'lock', handoff('p50')),
@@ -86,7 +68,6 @@ const scenario: Scenario = {
             ),
           )
         }
-        const fairness = Number.isFinite(m.fairness) ? m.fairness.toFixed(2) : m.fairness === Infinity ? '∞' : '–'
         const cells = [
           fmtNumber(m.grantsPerSec),
           fmtRatio(x.grantsPerSec),

@@ -4,7 +4,6 @@ import { fail } from '../errors.js'
 import {
   errorResponses,
   keyParams,
-  listQuery,
   lockListSchema,
   lockStateSchema,
   noQuery,
@@ -15,6 +14,7 @@ import {
 import { authorizeAdmin, authorizeKey } from './auth.js'
 import type { LockState } from '../locks/types.js'
 import { registerHoldRoutes, type HoldRoutesOptions } from './holds.js'
+import { registerListing } from './listing.js'
 
 /** /locks/:key — exclusive locks. */
 export async function lockRoutes(fastify: FastifyInstance, options: HoldRoutesOptions): Promise<void> {
@@ -38,23 +38,14 @@ export async function lockRoutes(fastify: FastifyInstance, options: HoldRoutesOp
     },
   })
 
-  fastify.withTypeProvider<ZodTypeProvider>().get('/locks', {
-    schema: {
-      summary: 'Admin: list held locks (SCAN-based, paginated; never a token)',
-      operationId: 'listLocks',
-      tags: ['locks'],
-      querystring: listQuery,
-      response: { 200: lockListSchema, ...errorResponses([400, 401, 403, 503]) },
-    },
-    handler: async (request) => {
-      const { prefix = '', limit = 100, cursor } = request.query
-      authorizeAdmin(request, 'list', { namespace: 'locks', prefix })
-      const page = await options.engine.list('lock', prefix, limit, cursor)
-      return {
-        items: page.keys.flatMap(({ key, state }) => (state.writer ? [exclusiveView(key, state.writer, state.waiters)] : [])),
-        cursor: page.cursor,
-      }
-    },
+  registerListing(fastify, options.engine, {
+    path: '/locks',
+    namespace: 'lock',
+    tag: 'locks',
+    operationId: 'listLocks',
+    summary: 'Admin: list held locks (SCAN-based, paginated; never a token)',
+    schema: lockListSchema,
+    view: (key, state) => (state.writer ? [exclusiveView(key, state.writer, state.waiters)] : []),
   })
 }
 
@@ -97,19 +88,13 @@ export async function rwlockRoutes(fastify: FastifyInstance, options: HoldRoutes
     },
   })
 
-  fastify.withTypeProvider<ZodTypeProvider>().get('/rwlocks', {
-    schema: {
-      summary: 'Admin: list held read-write locks (SCAN-based, paginated; never a token)',
-      operationId: 'listRwLocks',
-      tags: ['rwlocks'],
-      querystring: listQuery,
-      response: { 200: rwLockListSchema, ...errorResponses([400, 401, 403, 503]) },
-    },
-    handler: async (request) => {
-      const { prefix = '', limit = 100, cursor } = request.query
-      authorizeAdmin(request, 'list', { namespace: 'rwlocks', prefix })
-      const page = await options.engine.list('rw', prefix, limit, cursor)
-      return { items: page.keys.map(({ key, state }) => rwView(key, state)), cursor: page.cursor }
-    },
+  registerListing(fastify, options.engine, {
+    path: '/rwlocks',
+    namespace: 'rw',
+    tag: 'rwlocks',
+    operationId: 'listRwLocks',
+    summary: 'Admin: list held read-write locks (SCAN-based, paginated; never a token)',
+    schema: rwLockListSchema,
+    view: (key, state) => [rwView(key, state)],
   })
 }

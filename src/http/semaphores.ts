@@ -4,7 +4,8 @@ import { fail } from '../errors.js'
 import type { LockState } from '../locks/types.js'
 import { authorizeAdmin, authorizeKey } from './auth.js'
 import { registerHoldRoutes, type HoldRoutesOptions } from './holds.js'
-import { errorResponses, keyParams, listQuery, semaphoreInspectQuery, semaphoreListSchema, semaphoreStateSchema } from './schemas.js'
+import { registerListing } from './listing.js'
+import { errorResponses, keyParams, semaphoreInspectQuery, semaphoreListSchema, semaphoreStateSchema } from './schemas.js'
 
 /** What a semaphore shows (never a token); with its holds in the admin views. */
 function semaphoreView(key: string, state: LockState) {
@@ -44,19 +45,13 @@ export async function semaphoreRoutes(fastify: FastifyInstance, options: HoldRou
     },
   })
 
-  app.get('/semaphores', {
-    schema: {
-      summary: 'Admin: list held semaphores with each hold (SCAN-based, paginated; never a token)',
-      operationId: 'listSemaphores',
-      tags: ['semaphores'],
-      querystring: listQuery,
-      response: { 200: semaphoreListSchema, ...errorResponses([400, 401, 403, 503]) },
-    },
-    handler: async (request) => {
-      const { prefix = '', limit = 100, cursor } = request.query
-      authorizeAdmin(request, 'list', { namespace: 'semaphores', prefix })
-      const page = await options.engine.list('sem', prefix, limit, cursor)
-      return { items: page.keys.map(({ key, state }) => semaphoreView(key, state)), cursor: page.cursor }
-    },
+  registerListing(fastify, options.engine, {
+    path: '/semaphores',
+    namespace: 'sem',
+    tag: 'semaphores',
+    operationId: 'listSemaphores',
+    summary: 'Admin: list held semaphores with each hold (SCAN-based, paginated; never a token)',
+    schema: semaphoreListSchema,
+    view: (key, state) => [semaphoreView(key, state)],
   })
 }

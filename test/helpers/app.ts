@@ -34,3 +34,13 @@ export async function startApp(
     logText: () => lines.join('\n'),
   }
 }
+
+/** startApp, also listening on a free loopback port: for clients that speak real HTTP to it. */
+export async function startListening(
+  t: { teardown(fn: () => unknown): void },
+  redisUrls: readonly string[],
+  overrides: Partial<Config> = {},
+): Promise<TestApp & { address: string }> {
+  const started = await startApp(t, redisUrls, overrides)
+  return { ...started, address: await started.app.listen({ port: 0, host: '127.0.0.1' }) }
+}

@@ -1,7 +1,11 @@
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { History, HoldMode } from './history.js'
+import type { Config } from '../../src/config.js'
+import { startListening, type TestApp } from './app.js'
+import { History, type HoldMode } from './history.js'
 import { request } from './http.js'
+import { startRedisCluster, type Teardown } from './redis-server.js'
+import { startReplicas, type ServiceProcess } from './service-process.js'
 
 export interface ContendOptions {
   /** Service base URLs; client i talks to baseUrls[i % n] (several replicas share one backend). */
@@ -21,12 +25,12 @@ export interface ContendOptions {
   thinkMs?: () => number
   /** Wait in line up to this long on each attempt (default 0: try once). */
   waitMs?: number
-  /** Called with the client name on every grant. */
-  onGrant?: (client: string) => void
 }
 
 export interface ContendStats {
   grants: number
+  /** Grants per client name (a client never granted is absent). */
+  grantsPerClient: Map<string, number>
   grantsByMode: Partial<Record<HoldMode, number>>
   conflicts: number
   unavailable: number
@@ -39,7 +43,7 @@ export interface ContendStats {
  * (with the timings the history checker needs) and counting every refusal.
  */
 export async function contend(options: ContendOptions): Promise<ContendStats> {
-  const stats: ContendStats = { grants: 0, grantsByMode: {}, conflicts: 0, unavailable: 0, unexpected: [] }
+  const stats: ContendStats = { grants: 0, grantsPerClient: new Map(), grantsByMode: {}, conflicts: 0, unavailable: 0, unexpected: [] }
   const deadline = performance.now() + options.durationMs
   const holdMs = options.holdMs ?? (() => Math.random() * 2)
 
@@ -62,7 +66,7 @@ export async function contend(options: ContendOptions): Promise<ContendStats> {
         if (sem && (res.body.permits !== permits || res.body.limit !== sem.limit))
           stats.unexpected.push(`grant of other permits: ${JSON.stringify(res.body)}`)
         stats.grants++
-        options.onGrant?.(name)
+        stats.grantsPerClient.set(name, (stats.grantsPerClient.get(name) ?? 0) + 1)
         stats.grantsByMode[mode] = (stats.grantsByMode[mode] ?? 0) + 1
         const hold = holdMs()
         if (hold > 0) await sleep(hold)
@@ -99,4 +103,38 @@ export async function contend(options: ContendOptions): Promise<ContendStats> {
   }
   await Promise.all(Array.from({ length: options.clients }, (_, i) => client(i)))
   return stats
+}
+
+type Contention = Omit<ContendOptions, 'baseUrls' | 'history'>
+
+/** `contend` against a new app (in this process, listening on a free port) on `nodes` new redis-servers. */
+export async function contendOnNewApp(
+  t: Teardown,
+  nodes: number,
+  options: Contention,
+  overrides: Partial<Config> = {},
+): Promise<{ app: TestApp['app']; stats: ContendStats; history: History }> {
+  const redis = await startRedisCluster(nodes, { t })
+  const { app, address } = await startListening(
+    t,
+    redis.map((r) => r.url),
+    { logLevel: 'warn', ...overrides },
+  )
+  const history = new History()
+  return { app, stats: await contend({ ...options, baseUrls: [address], history }), history }
+}
+
+/** `contend` through two new service processes (clients alternate between them) on `nodes` new redis-servers. */
+export async function contendOnNewReplicas(
+  t: Teardown,
+  nodes: number,
+  options: Contention,
+): Promise<{ replicas: [ServiceProcess, ServiceProcess]; stats: ContendStats; history: History }> {
+  const redis = await startRedisCluster(nodes, { t })
+  const replicas = await startReplicas(
+    redis.map((r) => r.url),
+    { t },
+  )
+  const history = new History()
+  return { replicas, stats: await contend({ ...options, baseUrls: replicas.map((r) => r.url), history }), history }
 }

@@ -70,3 +70,9 @@ export async function startService(env: Record<string, string>, opts: { t?: Tear
   await stop('SIGKILL')
   throw new Error(`service did not become ready: ${output}`)
 }
+
+/** Two replicas of the service on the same Redis nodes (all of them, in this order). */
+export function startReplicas(redisUrls: readonly string[], opts: { t?: Teardown }): Promise<[ServiceProcess, ServiceProcess]> {
+  const env = { REDIS_URLS: redisUrls.join(',') }
+  return Promise.all([startService(env, opts), startService(env, opts)])
+}

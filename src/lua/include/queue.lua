@@ -137,22 +137,19 @@ local function wake_front(now, always, hint)
     local w = waiter_info(id)
     if not w then
       leave_line(id)
-    elseif w.mode == 'permit' then
-      -- Read before a hand-off empties the line (and takes its copy of the limit along).
-      limit = limit or current_limit()
-      if w.permits > limit - tonumber(redis.call('HGET', KEYS[1], 'u') or '0') then
-        if always then push(id, id) end
-        break
-      end
-      if not renewed_lately(w, now) then
-        push(id, id)
-        break
-      end
-      if hand_off(id, w, hint, limit) then handed = true end
-      -- Either way it left the line: the next one is now at `pos`.
-    elseif w.mode == 'write' then
+    elseif w.mode ~= 'read' then
+      -- A writer, or a semaphore's waiter: only at the head (those handed over before it left the
+      -- line), and only when what it asks for is free: nobody holds the lock, or its permits fit.
       if pos > 0 then break end
-      if redis.call('EXISTS', KEYS[1]) == 1 then
+      local free
+      if w.mode == 'write' then
+        free = redis.call('EXISTS', KEYS[1]) == 0
+      else
+        -- Read before a hand-off empties the line (and takes its copy of the limit along).
+        limit = limit or current_limit()
+        free = w.permits <= limit - tonumber(redis.call('HGET', KEYS[1], 'u') or '0')
+      end
+      if not free then
         if always then push(id, id) end
         break
       end
@@ -160,11 +157,12 @@ local function wake_front(now, always, hint)
         push(id, id)
         break
       end
-      if hand_off(id, w, hint) then
+      if hand_off(id, w, hint, limit) then
         handed = true
-        break
+        -- A writer holds alone; after a semaphore's waiter, the next may fit too.
+        if w.mode == 'write' then break end
       end
-      -- Unreachable: it left the line; the new head is next.
+      -- Otherwise it left the line (unreachable): the new head is next.
     elseif redis.call('HEXISTS', KEYS[1], 'w') == 1 then
       if not always then break end
       push(id, id)
