@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks'
 import { fail, type ServiceError } from '../errors.js'
 import type { Config } from '../config.js'
 import type { Quorum, Tally } from '../redis/quorum.js'
-import { Acquired, Refused, Released, Renewed } from '../redis/scripts.js'
+import { Acquired, Refused, Released } from '../redis/scripts.js'
 import { lockKeys, type LockKeys, type Namespace } from './keys.js'
 import {
   kindOf,
@@ -35,9 +35,15 @@ import {
   notHeld,
   refusal,
   replies,
+  ACQUIRE_FIELDS,
+  grantVotes,
+  renewVotes,
+  slotsProposal,
+  yesVotes,
+  sameSlots,
   settledByMajority,
   settledForAttempt,
-  yesVotes,
+  settledForRenew,
   type Reply,
 } from './votes.js'
 
@@ -126,7 +132,9 @@ export class LockEngine {
           if (why === 'aborted') throw this.room.abortReason() ?? outcome.error
           const votes = this.handOffVotes(waiter)
           won = votes.length >= this.quorum.majority ? await this.handedOver(req, waiter, votes) : undefined
-          if (won || why !== 'woken' || waiter.handOffCount === 0 || votes.length >= this.quorum.majority) break
+          // A majority handed a semaphore's permits over in different slots: an attempt (two rounds) decides.
+          const disagree = waiter.handOffCount >= this.quorum.majority
+          if (won || why !== 'woken' || waiter.handOffCount === 0 || votes.length >= this.quorum.majority || disagree) break
           // Some nodes handed over, not yet a majority: give the others one node timeout to follow.
           nap = this.config.nodeTimeoutMs
         }
@@ -175,7 +183,11 @@ export class LockEngine {
 
   /** The hand-offs this waiter holds from nodes that may vote (the vote rule, as for any answer). */
   private handOffVotes(waiter: Waiter): HandOffVote[] {
-    return waiter.handOffVotes(this.config.driftFactor).filter((v) => this.quorum.nodes[v.index]?.mayVote === true)
+    // A semaphore's: those that handed it the same slots (sameSlots).
+    return sameSlots(
+      waiter.handOffVotes(this.config.driftFactor).filter((v) => this.quorum.nodes[v.index]?.mayVote === true),
+      (v) => v.slots,
+    )
   }
 
   private async attempt(req: AcquireRequest, waiter?: Waiter): Promise<Attempt> {
@@ -199,21 +211,30 @@ export class LockEngine {
     // A waiter notes each node's answer as it comes (also after the vote settled): what dates the
     // hand-offs it may be pushed next.
     const asked = waiter?.asking(started)
-    const tally = await this.quorum.ask((node) => {
-      const call = node.run('acquire', keys.all, args) as Promise<Reply>
-      if (asked === undefined) return call
-      return call.then(
-        (reply) => {
-          asked.answered(node.index, reply[0] === Refused.HELD ? reply[3] : undefined)
-          return reply
-        },
-        (err: unknown) => {
-          asked.answered(node.index, undefined)
-          throw err
-        },
-      )
-    }, settledForAttempt)
-    const yes = yesVotes(tally)
+    const ask = (args: (string | number)[]) =>
+      this.quorum.ask((node) => {
+        const call = node.run('acquire', keys.all, args) as Promise<Reply>
+        if (asked === undefined) return call
+        return call.then(
+          (reply) => {
+            asked.answered(node.index, reply[0] === Refused.HELD ? reply[3] : undefined)
+            return reply
+          },
+          (err: unknown) => {
+            asked.answered(node.index, undefined)
+            throw err
+          },
+        )
+      }, settledForAttempt)
+    let tally = await ask(args)
+    let yes = grantVotes(tally)
+    const proposal = req.semaphore ? slotsProposal(yesVotes(tally), yes, tally.majority, ACQUIRE_FIELDS) : undefined
+    if (proposal !== undefined) {
+      // A majority granted a semaphore's permits, in different slots: a second round asks every node
+      // for the slots most of them named (the same attempt: its holds move there where they are free).
+      tally = await ask([...args, proposal])
+      yes = grantVotes(tally)
+    }
     const refused = (error: ServiceError, retry = false, wakeInMs = 0, split = false): Attempt => ({
       granted: false,
       error,
@@ -223,7 +244,8 @@ export class LockEngine {
     })
 
     if (yes.length < tally.majority) {
-      this.rollback(keys, hold, req.token, attempt, tally)
+      // After a second round, a node that refused it may still hold what it granted in the first.
+      this.rollback(keys, hold, req.token, attempt, proposal === undefined ? tally : undefined)
       const error = refusal(this.quorum, tally, req.key, kindOf(req.mode), this.config)
       if (error.code !== 'lock_held') return refused(error)
       const held = heldReplies(tally)
@@ -270,11 +292,13 @@ export class LockEngine {
     const started = performance.now()
     const renewedAt = Date.now()
     const { keys, hold } = this.keys(req.mode, req.key)
+    // A semaphore's hold is renewed only where a majority holds it in the same slots (renewVotes): its
+    // slots are what back its validity, so unlike a new hold's in an attempt they never move.
     const tally = await this.quorum.ask(
       (node) => node.run('renew', keys.all, [hold, req.token, req.ttlMs ?? 0]) as Promise<Reply>,
-      settledByMajority,
+      settledForRenew,
     )
-    const renewed = replies(tally).filter((r) => r[0] === Renewed.RENEWED)
+    const renewed = renewVotes(tally)
     if (renewed.length < tally.majority) throw notHeld(this.quorum, tally, replies(tally), req.key, kindOf(req.mode))
 
     const ttlMs = consensus(renewed.map((r) => r[3] ?? 0))

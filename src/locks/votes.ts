@@ -1,6 +1,6 @@
 import { fail, RETRY_AFTER_MS, type Kind, type ServiceError } from '../errors.js'
 import type { Quorum, Tally } from '../redis/quorum.js'
-import { Refused } from '../redis/scripts.js'
+import { Refused, Renewed } from '../redis/scripts.js'
 
 /**
  * Reading the nodes' answers: which count (the vote rule), what a majority of them says, and the
@@ -65,9 +65,63 @@ export function yesVotes(tally: Tally<Reply>): Reply[] {
   return replies(tally).filter((r) => did(r[0] ?? 0))
 }
 
-/** For an attempt: settle as soon as a majority granted, or a majority refused. */
+/** How many fixed fields an acquire's and a renew's reply have; a semaphore's hold names its slots after them. */
+export const ACQUIRE_FIELDS = 4
+export const RENEW_FIELDS = 6
+
+/** The slots a reply names after its `fixed` fields ('' for any hold but a semaphore's). */
+export function slotsOf(reply: Reply, fixed: number): string {
+  return reply.slice(fixed).join(',')
+}
+
+/**
+ * The largest group of `items` naming the same slots. A semaphore's hold counts only where a
+ * majority holds it in the same slots (src/lua/include/holds.lua): a slot is one token's at a time
+ * on a node, so no two holds can both be valid in one slot. Other holds name none: one group.
+ */
+export function sameSlots<T>(items: readonly T[], slots: (item: T) => string): T[] {
+  const groups = new Map<string, T[]>()
+  let best: T[] = []
+  for (const item of items) {
+    const key = slots(item)
+    const group = groups.get(key) ?? []
+    group.push(item)
+    groups.set(key, group)
+    if (group.length > best.length) best = group
+  }
+  return best
+}
+
+/**
+ * Quorum mode, a semaphore: when a majority did it (`all`) but no majority named the same slots
+ * (`agreeing`, the largest group), the slots to ask every node for in a second round; else undefined.
+ */
+export function slotsProposal(all: readonly Reply[], agreeing: readonly Reply[], majority: number, fixed: number): string | undefined {
+  if (all.length < majority || agreeing.length >= majority || agreeing[0] === undefined) return undefined
+  return slotsOf(agreeing[0], fixed)
+}
+
+/** The granting replies that count together: a majority of them makes a grant. */
+export function grantVotes(tally: Tally<Reply>): Reply[] {
+  return sameSlots(yesVotes(tally), (r) => slotsOf(r, ACQUIRE_FIELDS))
+}
+
+/** The renewing replies that count together: a majority of them makes a renewal. */
+export function renewVotes(tally: Tally<Reply>): Reply[] {
+  return sameSlots(
+    replies(tally).filter((r) => r[0] === Renewed.RENEWED),
+    (r) => slotsOf(r, RENEW_FIELDS),
+  )
+}
+
+/** For an attempt: settle as soon as a majority granted (in the same slots), or a majority refused. */
 export function settledForAttempt(t: Tally<Reply>): boolean {
-  return yesVotes(t).length >= t.majority || countWhere(t, (c) => c < 0) >= t.majority
+  return grantVotes(t).length >= t.majority || countWhere(t, (c) => c < 0) >= t.majority
+}
+
+/** For renew: settle as soon as a majority renewed (in the same slots), or a majority agrees on a refusal. */
+export function settledForRenew(t: Tally<Reply>): boolean {
+  return renewVotes(t).length >= t.majority || [Refused.NOT_FOUND, Refused.NOT_OWNER].some((code) => countWhere(t, is(code)) >= t.majority)
 }
 
 /** For renew and release: settle as soon as a majority agrees on one answer, or on yes. */

@@ -24,6 +24,8 @@ interface HandOff {
   fence: number
   /** The node's clock (µs) when it handed over: the hold's TTL runs from then. */
   redisUs: number
+  /** A semaphore's: the slots handed over ("0,3"); '' for any other hold. */
+  slots: string
 }
 
 /** This waiter's latest attempt on one node was refused: when it was sent, and the node's clock then. */
@@ -37,6 +39,7 @@ export interface HandOffVote {
   index: number
   fence: number
   elapsedMs: number
+  slots: string
 }
 
 /** One request parked in line on this replica. */
@@ -80,9 +83,9 @@ export class Waiter {
   }
 
   /** Node `index` handed the lock over to this waiter. */
-  handedOff(index: number, fence: number, redisUs: number): void {
+  handedOff(index: number, fence: number, redisUs: number, slots: string): void {
     this.handOffs ??= []
-    this.handOffs[index] = { fence, redisUs }
+    this.handOffs[index] = { fence, redisUs, slots }
     this.wake()
   }
 
@@ -127,7 +130,7 @@ export class Waiter {
       const refused = this.refusals?.[index]
       if (!h || !refused || h.redisUs <= refused.redisUs) return
       const advanceMs = ((h.redisUs - refused.redisUs) / 1000) * (1 - driftFactor)
-      votes.push({ index, fence: h.fence, elapsedMs: Math.max(0, now - refused.sentAt - advanceMs + 1) })
+      votes.push({ index, fence: h.fence, elapsedMs: Math.max(0, now - refused.sentAt - advanceMs + 1), slots: h.slots })
     })
     return votes
   }
@@ -186,13 +189,13 @@ export class WaitRoom {
     const channel = this.wakePrefix + this.replicaId
     for (const node of this.quorum.nodes) {
       const onPush = (message: string) => {
-        // "<id>": look again; "<id>|<fence>|<Redis µs>": handed over (src/lua/include/queue.lua).
-        const [id = '', fence, redisUs] = message.split('|')
+        // "<id>": look again; "<id>|<fence>|<Redis µs>[|<slots>]": handed over (src/lua/include/queue.lua).
+        const [id = '', fence, redisUs, slots = ''] = message.split('|')
         const waiter = this.waiters.get(id)
         if (!waiter) return
         this.metrics.wakeups.inc()
         if (fence === undefined) waiter.wake()
-        else waiter.handedOff(node.index, Number(fence), Number(redisUs))
+        else waiter.handedOff(node.index, Number(fence), Number(redisUs), slots)
       }
       // Pushes sent while the subscription was down are lost: wake everyone to look again.
       const onReconnect = () => {

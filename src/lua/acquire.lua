@@ -9,6 +9,11 @@
 -- ARGV[9] '1': the request gave no TTL, so a re-grant keeps the TTL of the hold's latest grant or
 --         renew (as renew.lua does) and ARGV[3] (the default) is for a new hold only
 -- ARGV[10] 'permit' only: the permits asked for   ARGV[11] 'permit' only: the semaphore's limit
+-- ARGV[12] 'permit' only, quorum mode: '' (a first round: the lowest free slots), or the slots most
+--          nodes named for this attempt ("0,3"): a hold nobody was told of yet (this attempt's new
+--          hold, or one handed to this waiter) moves there, or is made there, when they are free
+--          here; else it is refused as HELD. A hold already answered never moves (its slots back
+--          its validity): it must already be in those slots
 -- Settings: include/settings.lua
 --
 -- Returns  { 1, fence, holdCount, ttlMs }   GRANTED: a new hold, or a waiter claiming the hold handed
@@ -16,6 +21,7 @@
 --          { 2, fence, holdCount, ttlMs }   REGRANTED: this token already held it in this mode; TTL
 --                                           reset (to ttlMs, the kept one with ARGV[9]), count +1
 --                                           only when reentrant
+--                                           (a semaphore's hold, 1 or 2: followed by its slots)
 --          { -1, retryAfterMs, wakeInMs, redisUs }
 --                                           HELD: a conflicting hold, or others ahead in line.
 --                                           wakeInMs: when a waiter at the front should try again
@@ -33,7 +39,7 @@
 
 local mode, tok, ttl, wid = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[6]
 local keep_ttl = ARGV[9] == '1'
-local permits, limit = tonumber(ARGV[10] or ''), tonumber(ARGV[11] or '')
+local permits, limit, proposed = tonumber(ARGV[10] or ''), tonumber(ARGV[11] or ''), ARGV[12] or ''
 local clock = now_us()
 local now = math.floor(clock / 1000)
 prune(now)
@@ -49,7 +55,8 @@ local function granted(code, fence, count)
   refresh_ttl(now)
   -- Readers behind a reader granted from the line may pass too.
   wake_front(now, false, ARGV[8])
-  return { code, fence, count, ttl }
+  -- A semaphore's hold: followed by its slots.
+  return with_slots({ code, fence, count, ttl }, mode == 'permit' and get_reader(tok))
 end
 
 local function refused(conflict_ms)
@@ -100,6 +107,22 @@ end
 
 local r = get_reader(tok)
 if r and r.permits ~= permits then return { -8, r.permits } end
+-- Until the hold that lapses first is gone (the time to look again, and a hint to retry).
+local function full()
+  local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+  return refused(first[2] and tonumber(first[2]) - now or 0)
+end
+-- Whether a hold nobody was told of may move into the proposed slots (or an answered one is in them).
+local function in_proposed(fresh)
+  if fresh then return move_slots(tok, r, proposed) end
+  return r.slots == proposed
+end
+if r and proposed ~= '' and r.att == ARGV[5] then
+  -- The second round of this attempt, which made (count before it 0), or re-granted, this hold.
+  if not in_proposed(r.attc == 0) then return full() end
+  return granted(r.attc == 0 and 1 or 2, r.fence, r.count)
+end
+if r and proposed ~= '' and not in_proposed(wid ~= '' and r.att == wid) then return full() end
 if r and wid ~= '' and r.att == wid then
   r.ttl, r.att, r.attc = ttl, ARGV[5], 0
   put_reader(tok, r, now + ttl)
@@ -114,15 +137,13 @@ if r then
   return granted(2, r.fence, r.count)
 end
 if mode == 'permit' then
-  if tonumber(redis.call('HGET', KEYS[1], 'u') or '0') + permits > limit then
-    -- Until the hold that lapses first is gone (the time to look again, and a hint to retry).
-    local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-    return refused(first[2] and tonumber(first[2]) - now or 0)
-  end
+  if tonumber(redis.call('HGET', KEYS[1], 'u') or '0') + permits > limit then return full() end
+  if proposed ~= '' and not slots_open(tok, proposed) then return full() end
   if not may_pass(wid, mode) then return refused(0) end
   local fence = next_fence(KEYS[3], clock, ARGV[8])
-  put_reader(tok, { fence = fence, count = 1, ttl = ttl, att = ARGV[5], attc = 0, permits = permits }, now + ttl)
-  take_permits(permits, limit)
+  local slots = proposed ~= '' and proposed or free_slots(permits, limit)
+  take_slots(tok, slots, limit)
+  put_reader(tok, { fence = fence, count = 1, ttl = ttl, att = ARGV[5], attc = 0, permits = permits, slots = slots }, now + ttl)
   return granted(1, fence, 1)
 end
 -- A writer may take a read hold with its own token (then release the write: a downgrade, no gap).

@@ -42,5 +42,6 @@ if r.count > 1 then
 end
 drop_reader(tok)
 refresh_ttl(now)
-wake_front(now, false, ARGV[3])
+-- A semaphore's hold hands its slots on first.
+wake_front(now, false, ARGV[3], r.slots)
 return { 1, 0 }

@@ -5,8 +5,8 @@
 -- ARGV[1] mode: 'read' | 'write' | 'permit'   ARGV[2] token   ARGV[3] ttl ms, or '0' for the TTL of the hold's
 -- latest grant or renew
 --
--- Returns  { 1, fence, holdCount, ttlMs }   RENEWED (a semaphore's hold: followed by its permits and
---                                           the semaphore's limit)
+-- Returns  { 1, fence, holdCount, ttlMs }   RENEWED (a semaphore's hold: followed by its permits, the
+--                                           semaphore's limit and the hold's slots)
 --          { -2 }                           NOT_FOUND: nothing is held (expired or released)
 --          { -3 }                           NOT_OWNER: held, but not by this token in this mode
 --@include holds
@@ -38,5 +38,5 @@ if ttl == 0 then ttl = r.ttl end
 r.ttl = ttl
 put_reader(tok, r, now + ttl)
 refresh_ttl(now)
-if r.permits then return { 1, r.fence, r.count, ttl, r.permits, tonumber(redis.call('HGET', KEYS[1], 'n')) } end
+if r.permits then return with_slots({ 1, r.fence, r.count, ttl, r.permits, tonumber(redis.call('HGET', KEYS[1], 'n')) }, r) end
 return { 1, r.fence, r.count, ttl }

@@ -4,11 +4,15 @@
 --                 grant or renew), we (expiry, Redis ms), wa / wac (id of the attempt that last
 --                 changed the hold / its count before that attempt, for rollback.lua);
 --                 one field per reader: r:<token> = "fence|count|ttl|attempt|countBeforeAttempt", and for
---                 a semaphore's hold "…|permits"; a semaphore also keeps u (permits held by its holds)
+--                 a semaphore's hold "…|permits|slots" (slots: its slot numbers, "0,3"); a semaphore
+--                 also keeps s:<slot> = token for each slot held, u (slots held, so permits in use)
 --                 and n (its limit, fixed while anyone holds or waits)
 -- KEYS[2]  zset   reader token -> expiry (Redis ms)
 -- An exclusive lock (/locks) is a lock that only ever has a writer; a semaphore (/semaphores) is a
--- lock that only ever has readers, each weighing its permits, at most n of them in all.
+-- lock that only ever has readers, each holding as many of its n slots as it has permits. A slot is
+-- held by one token at a time, like a lock, so in quorum mode a hold counts where a majority holds it
+-- in the same slots (any two majorities share a node): never more than n permits at once, even when
+-- different nodes missed different holds.
 -- Expiry is decided here, from the Redis clock; the keys' own TTL always covers the longest live hold
 -- and no more (refresh_ttl), so nothing outlives its holders.
 
@@ -28,32 +32,111 @@ local function fmt(n)
   return string.format('%.0f', n)
 end
 
--- A reader's (or a semaphore holder's) hold as a table, or nil; `permits` is nil for a read hold.
+-- A reader's (or a semaphore holder's) hold as a table, or nil; `permits` and `slots` are nil for a
+-- read hold.
 local function get_reader(tok)
   local v = redis.call('HGET', KEYS[1], 'r:' .. tok)
   if not v then return nil end
-  local f, c, t, a, ac, p = string.match(v, '^(%d+)|(%d+)|(%d+)|([^|]*)|(%d+)|?(%d*)$')
-  return { fence = tonumber(f), count = tonumber(c), ttl = tonumber(t), att = a, attc = tonumber(ac), permits = tonumber(p) }
+  local f, c, t, a, ac, p, s = string.match(v, '^(%d+)|(%d+)|(%d+)|([^|]*)|(%d+)|?(%d*)|?([%d,]*)$')
+  return {
+    fence = tonumber(f), count = tonumber(c), ttl = tonumber(t), att = a, attc = tonumber(ac),
+    permits = tonumber(p), slots = p ~= '' and s or nil,
+  }
 end
 
 local function put_reader(tok, r, expires)
   local v = fmt(r.fence) .. '|' .. r.count .. '|' .. r.ttl .. '|' .. r.att .. '|' .. r.attc
-  if r.permits then v = v .. '|' .. r.permits end
+  if r.permits then v = v .. '|' .. r.permits .. '|' .. r.slots end
   redis.call('HSET', KEYS[1], 'r:' .. tok, v)
   if expires then redis.call('ZADD', KEYS[2], expires, tok) end
 end
 
--- A semaphore's new hold takes its permits (and the semaphore keeps its limit while it has holds).
-local function take_permits(permits, limit)
-  redis.call('HINCRBY', KEYS[1], 'u', permits)
+-- The slots a semaphore's new hold of `permits` gets, as "0,3": those of `prefer` (e.g. "2", the
+-- slots a release just freed) that are free, then the lowest free ones below `limit` — so that nodes
+-- in the same state pick the same ones. The caller checked that enough are free (u + permits <=
+-- limit). Bounded by the limit, in batches of 100 slots.
+local function free_slots(permits, limit, prefer)
+  local found, from, picked = {}, 0, {}
+  for i in string.gmatch(prefer or '', '%d+') do
+    if #found < permits and tonumber(i) < limit and redis.call('HEXISTS', KEYS[1], 's:' .. i) == 0 then
+      found[#found + 1] = tonumber(i)
+      picked[tonumber(i)] = true
+    end
+  end
+  while #found < permits and from < limit do
+    local to = math.min(from + 100, limit) - 1
+    local fields = {}
+    for i = from, to do fields[#fields + 1] = 's:' .. i end
+    local holders = redis.call('HMGET', KEYS[1], unpack(fields))
+    for i = from, to do
+      if #found < permits and not holders[i - from + 1] and not picked[i] then found[#found + 1] = i end
+    end
+    from = to + 1
+  end
+  table.sort(found)
+  return table.concat(found, ',')
+end
+
+-- Whether every slot of `slots` ("0,3") is free here or `tok`'s.
+local function slots_open(tok, slots)
+  for i in string.gmatch(slots, '%d+') do
+    local holder = redis.call('HGET', KEYS[1], 's:' .. i)
+    if holder and holder ~= tok then return false end
+  end
+  return true
+end
+
+-- Quorum mode: move `tok`'s hold `r` into the slots a majority of nodes named for it (`slots`), when
+-- they are free here (or its own). Safe as a new grant of those slots would be: a slot is still one
+-- token's at a time on this node. Returns false, changing nothing, when another token holds one.
+local function move_slots(tok, r, slots)
+  if r.slots == slots then return true end
+  if not slots_open(tok, slots) then return false end
+  for i in string.gmatch(r.slots, '%d+') do
+    if redis.call('HGET', KEYS[1], 's:' .. i) == tok then
+      redis.call('HDEL', KEYS[1], 's:' .. i)
+      redis.call('HINCRBY', KEYS[1], 'u', -1)
+    end
+  end
+  for i in string.gmatch(slots, '%d+') do
+    redis.call('HSET', KEYS[1], 's:' .. i, tok)
+    redis.call('HINCRBY', KEYS[1], 'u', 1)
+  end
+  r.slots = slots
+  put_reader(tok, r, nil)
+  return true
+end
+
+-- `tok` takes these slots (free_slots), and the semaphore keeps its limit while it has holds.
+local function take_slots(tok, slots, limit)
+  for i in string.gmatch(slots, '%d+') do
+    redis.call('HSET', KEYS[1], 's:' .. i, tok)
+    redis.call('HINCRBY', KEYS[1], 'u', 1)
+  end
   redis.call('HSET', KEYS[1], 'n', limit)
 end
 
--- Forget a hold's entry (its zset entry is the caller's), giving back its permits if it has any.
+-- Forget a hold's entry (its zset entry is the caller's), giving back its slots if it has any.
 local function forget_reader(tok)
   local r = get_reader(tok)
-  if r and r.permits then redis.call('HINCRBY', KEYS[1], 'u', -r.permits) end
+  if r and r.slots then
+    for i in string.gmatch(r.slots, '%d+') do
+      if redis.call('HGET', KEYS[1], 's:' .. i) == tok then
+        redis.call('HDEL', KEYS[1], 's:' .. i)
+        redis.call('HINCRBY', KEYS[1], 'u', -1)
+      end
+    end
+  end
   redis.call('HDEL', KEYS[1], 'r:' .. tok)
+end
+
+-- A reply's tail for a semaphore's hold: its slot numbers (nothing for other holds). Quorum mode
+-- counts a hold only where a majority names the same slots.
+local function with_slots(reply, r)
+  if r and r.slots then
+    for i in string.gmatch(r.slots, '%d+') do reply[#reply + 1] = tonumber(i) end
+  end
+  return reply
 end
 
 local function drop_reader(tok)

@@ -8,8 +8,8 @@
 -- A waiter id is "<replica id>.<n>". Pushes go to channel "<wake prefix><replica id>":
 --   "<id>"                      look again (the front changed, or your turn came but not a hand-off)
 --   "<id>|<fence>|<Redis µs>"   handed over: the lock is yours (hold of your token, your ttl, that
---                               fence, its expiry counted from that Redis time; of a semaphore:
---                               your permits)
+--                               fence, its expiry counted from that Redis time); a semaphore's:
+--                               "…|<slots>" (your permits, in those slots, e.g. "0,3")
 -- The replica that parked the waiter renews its lease every second, so the waiters of a replica that
 -- died leave the line when their lease lapses (within seconds). A hand-off goes only to a waiter
 -- renewed lately, and is not made when its push reaches no subscriber (that replica is gone: the
@@ -97,18 +97,21 @@ end
 -- Give the free lock to waiter `id` (mode, token, ttl and permits of its request; attempt id = its
 -- waiter id, so that leave.lua can take back a hand-off its waiter no longer wants, and acquire.lua
 -- can claim it), and push it the grant. Returns false when no replica received the push: then
--- nothing is handed over and the unreachable waiter leaves the line. `limit`: a semaphore's.
-local function hand_off(id, w, hint, limit)
+-- nothing is handed over and the unreachable waiter leaves the line. `limit`: a semaphore's; `prefer`:
+-- the slots to give a semaphore's waiter first (include/holds.lua free_slots).
+local function hand_off(id, w, hint, limit, prefer)
   local clock = now_us()
   local fence = next_fence(KEYS[3], clock, hint)
   leave_line(id)
-  if push(id, id .. '|' .. fmt(fence) .. '|' .. fmt(clock)) == 0 then return false end
+  -- A semaphore's waiter is told its slots too.
+  local slots = w.permits and free_slots(w.permits, limit, prefer)
+  if push(id, id .. '|' .. fmt(fence) .. '|' .. fmt(clock) .. (slots and '|' .. slots or '')) == 0 then return false end
   local expires = math.floor(clock / 1000) + w.ttl
   if w.mode == 'write' then
     redis.call('HSET', KEYS[1], 'w', w.tok, 'wf', fmt(fence), 'wc', 1, 'wt', w.ttl, 'we', expires, 'wa', id, 'wac', 0)
   else
-    put_reader(w.tok, { fence = fence, count = 1, ttl = w.ttl, att = id, attc = 0, permits = w.permits }, expires)
-    if w.permits then take_permits(w.permits, limit) end
+    if slots then take_slots(w.tok, slots, limit) end
+    put_reader(w.tok, { fence = fence, count = 1, ttl = w.ttl, att = id, attc = 0, permits = w.permits, slots = slots }, expires)
   end
   return true
 end
@@ -126,8 +129,10 @@ end
 -- of a semaphore's waiters at the head whose permits fit (in order: the first that does not fit
 -- stops the run), gets the lock handed over when it is free for them. `always`: the front just changed, so a front that
 -- cannot proceed yet is woken to learn how long to sleep. Nobody else is woken. `hint`: fence hint
--- (include/fence.lua), '0' for none. Bounded by the line's length (MAX_WAITERS).
-local function wake_front(now, always, hint)
+-- (include/fence.lua), '0' for none. `freed`: the slots of a semaphore's hold just released, handed on
+-- first (nodes that agreed on the released hold's slots then agree on its successor's). Bounded by
+-- the line's length (MAX_WAITERS).
+local function wake_front(now, always, hint, freed)
   if redis.call('EXISTS', KEYS[4]) == 0 then return end
   prune_line(now)
   local pos, handed, limit = 0, false, nil
@@ -157,7 +162,7 @@ local function wake_front(now, always, hint)
         push(id, id)
         break
       end
-      if hand_off(id, w, hint, limit) then
+      if hand_off(id, w, hint, limit, freed) then
         handed = true
         -- A writer holds alone; after a semaphore's waiter, the next may fit too.
         if w.mode == 'write' then break end
