@@ -117,7 +117,10 @@ t.test('a node restarted empty is quarantined: a lock held before the restart is
   // A restarts empty. Without the quarantine, A (empty) + C (empty) would be a majority for Y.
   await a.kill()
   await a.restart()
-  await until(async () => (await app.inject({ method: 'GET', url: '/readyz' })).json().nodes[0].up === true, 'A reconnected')
+  await until(async () => {
+    const node = (await app.inject({ method: 'GET', url: '/readyz' })).json().nodes[0]
+    return node.up === true && node.vote !== 'identifying'
+  }, 'A reconnected and identified')
   const ready = (await app.inject({ method: 'GET', url: '/readyz' })).json()
   t.ok(ready.nodes[0].quarantineMs > 0, `/readyz shows A quarantined for ${ready.nodes[0].quarantineMs} ms`)
   const y = await app.inject({ method: 'POST', url: '/locks/q-restart' })

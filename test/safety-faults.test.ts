@@ -29,6 +29,8 @@ interface NodeView {
 }
 const nodesOf = async (replica: ServiceProcess): Promise<NodeView[]> =>
   (await request(replica.url, 'GET', '/readyz')).body.nodes as NodeView[]
+/** Connected, and the restart check done (a node being identified does not count either way). */
+const settled = (n: NodeView | undefined) => n?.up === true && n.vote !== 'identifying'
 
 /** A grant, recorded in the history with the timings the checker needs. */
 async function acquire(history: History, via: ServiceProcess, key: string, client: string, query = ''): Promise<HttpResult> {
@@ -75,7 +77,7 @@ async function heldOnOneNodeAfterRestart(t: Test, key: string) {
   t.equal((await acquire(history, r2, key, 'r2-before')).status, 409, 'R2 sees it held (B and C)')
   await c.kill()
   await c.restart()
-  await until(async () => (await nodesOf(r2))[2]?.up === true, 'R2 reconnected to C')
+  await until(async () => settled((await nodesOf(r2))[2]), 'R2 reconnected to C')
   t.equal((await acquire(history, r2, key, 'r2-after-restart')).status, 409, 'A and the empty C do not make a majority')
   t.equal((await nodesOf(r2))[2]?.vote, 'quarantined', "R2's /readyz shows C quarantined")
   return { nodes, r1, r2, validUntil, history }
@@ -87,6 +89,7 @@ t.test('hole 1: a replica that restarts learns of a node restart from the nodes,
   // R2 restarts (deploy, crash): it has never seen C's old run.
   await r2.stop('SIGKILL')
   const r2b = await startService(serviceEnv(nodes.map((n) => n.url)), { t })
+  await until(async () => settled((await nodesOf(r2b))[2]), 'the new R2 identified C')
   const seen = (await nodesOf(r2b))[2]
   t.equal(seen?.vote, 'quarantined', 'the new R2 sees C quarantined at once')
   t.ok((seen?.quarantineMs ?? 0) > 0 && (seen?.quarantineMs ?? 0) <= MAX_TTL_MS * 1.01 + 1000, `for ${seen?.quarantineMs} ms`)
@@ -136,7 +139,7 @@ t.test('hole 2, no network cut: two nodes restarted empty 0.4 s apart are both q
   await sleep(400)
   await c.kill()
   await c.restart()
-  await until(async () => (await nodesOf(r2)).every((n) => n.up), 'R2 reconnected')
+  await until(async () => (await nodesOf(r2)).every(settled), 'R2 reconnected')
   const votes = (await nodesOf(r2)).map((n) => n.vote)
   t.same(votes, ['counts', 'quarantined', 'quarantined'], 'both restarted nodes are quarantined')
   let stop = false
