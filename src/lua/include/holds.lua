@@ -86,22 +86,32 @@ local function slots_open(tok, slots)
   return true
 end
 
+-- `tok` takes these slots ("0,3"; free here), each counted in u.
+local function occupy(tok, slots)
+  for i in string.gmatch(slots, '%d+') do
+    redis.call('HSET', KEYS[1], 's:' .. i, tok)
+    redis.call('HINCRBY', KEYS[1], 'u', 1)
+  end
+end
+
+-- `tok` gives back these slots (those still its own here).
+local function vacate(tok, slots)
+  for i in string.gmatch(slots, '%d+') do
+    if redis.call('HGET', KEYS[1], 's:' .. i) == tok then
+      redis.call('HDEL', KEYS[1], 's:' .. i)
+      redis.call('HINCRBY', KEYS[1], 'u', -1)
+    end
+  end
+end
+
 -- Quorum mode: move `tok`'s hold `r` into the slots a majority of nodes named for it (`slots`), when
 -- they are free here (or its own). Safe as a new grant of those slots would be: a slot is still one
 -- token's at a time on this node. Returns false, changing nothing, when another token holds one.
 local function move_slots(tok, r, slots)
   if r.slots == slots then return true end
   if not slots_open(tok, slots) then return false end
-  for i in string.gmatch(r.slots, '%d+') do
-    if redis.call('HGET', KEYS[1], 's:' .. i) == tok then
-      redis.call('HDEL', KEYS[1], 's:' .. i)
-      redis.call('HINCRBY', KEYS[1], 'u', -1)
-    end
-  end
-  for i in string.gmatch(slots, '%d+') do
-    redis.call('HSET', KEYS[1], 's:' .. i, tok)
-    redis.call('HINCRBY', KEYS[1], 'u', 1)
-  end
+  vacate(tok, r.slots)
+  occupy(tok, slots)
   r.slots = slots
   put_reader(tok, r, nil)
   return true
@@ -109,24 +119,14 @@ end
 
 -- `tok` takes these slots (free_slots), and the semaphore keeps its limit while it has holds.
 local function take_slots(tok, slots, limit)
-  for i in string.gmatch(slots, '%d+') do
-    redis.call('HSET', KEYS[1], 's:' .. i, tok)
-    redis.call('HINCRBY', KEYS[1], 'u', 1)
-  end
+  occupy(tok, slots)
   redis.call('HSET', KEYS[1], 'n', limit)
 end
 
 -- Forget a hold's entry (its zset entry is the caller's), giving back its slots if it has any.
 local function forget_reader(tok)
   local r = get_reader(tok)
-  if r and r.slots then
-    for i in string.gmatch(r.slots, '%d+') do
-      if redis.call('HGET', KEYS[1], 's:' .. i) == tok then
-        redis.call('HDEL', KEYS[1], 's:' .. i)
-        redis.call('HINCRBY', KEYS[1], 'u', -1)
-      end
-    end
-  end
+  if r and r.slots then vacate(tok, r.slots) end
   redis.call('HDEL', KEYS[1], 'r:' .. tok)
 end
 
