@@ -150,32 +150,23 @@ function program(out: (text: string) => void, chosen: (command: Command) => void
   const withKey = (name: string, summary: string) =>
     command(name, summary).argument('<KEY>', `the lock (${lockKeyRule.text})`, matching(lockKeyRule))
 
-  withKey('run', 'acquire KEY, run CMD while holding it, release it when CMD exits')
-    .usage('[options] <KEY> -- CMD [ARGS...]')
-    .description(RUN)
-    .allowExcessArguments() // CMD before `--`: said below, with the fix
-    .addOption(ttl())
-    .addOption(wait())
-    .addOption(read())
-    .addOption(write())
-    .addOption(semaphoreLimit())
-    .addOption(permits())
-    .addOption(
-      new Option('--grace <duration>', 'how long CMD may take to exit after SIGTERM when the lock is lost (default: 3s)').argParser(
-        duration,
-      ),
-    )
-  withKey('acquire', 'acquire KEY and print the grant as one line of JSON')
-    .description(
+  /** What run and acquire both take: the lease, the wait, and which kind of hold. */
+  const acquireOptions = (cmd: Command) =>
+    cmd.addOption(ttl()).addOption(wait()).addOption(read()).addOption(write()).addOption(semaphoreLimit()).addOption(permits())
+
+  acquireOptions(
+    withKey('run', 'acquire KEY, run CMD while holding it, release it when CMD exits')
+      .usage('[options] <KEY> -- CMD [ARGS...]')
+      .description(RUN)
+      .allowExcessArguments(), // CMD before `--`: said below, with the fix
+  ).addOption(
+    new Option('--grace <duration>', 'how long CMD may take to exit after SIGTERM when the lock is lost (default: 3s)').argParser(duration),
+  )
+  acquireOptions(
+    withKey('acquire', 'acquire KEY and print the grant as one line of JSON').description(
       'Acquire KEY and print the grant as one line of JSON ({ key, mode, token, fence, ttlMs, validityMs, expiresAt, holdCount }),\ne.g. TOKEN=$(lockctl acquire jobs:x --ttl 5m | jq -r .token).',
-    )
-    .addOption(ttl())
-    .addOption(wait())
-    .addOption(read())
-    .addOption(write())
-    .addOption(semaphoreLimit())
-    .addOption(permits())
-    .addOption(token('chosen by the service when absent'))
+    ),
+  ).addOption(token('chosen by the service when absent'))
   withKey('renew', 'extend a hold you own; prints the new grant')
     .addOption(token("the grant's").makeOptionMandatory())
     .addOption(ttl())
