@@ -9,6 +9,8 @@ import { clientErrorHandler, frameworkErrors, installErrorHandling } from './htt
 import { installAuth } from './http/auth.js'
 import { lockRoutes, rwlockRoutes } from './http/locks.js'
 import { semaphoreRoutes } from './http/semaphores.js'
+import { sessionRoutes } from './http/sessions.js'
+import { SessionEngine } from './locks/sessions.js'
 import { opsRoutes } from './http/ops.js'
 import { LockEngine } from './locks/engine.js'
 import { WAITER_LEASE_MS, WaitRoom, wakePrefix } from './locks/waiting.js'
@@ -29,6 +31,7 @@ export interface App extends FastifyInstance {
   quorum: Quorum
   metrics: Metrics
   engine: LockEngine
+  sessions: SessionEngine
   waitRoom: WaitRoom
 }
 
@@ -43,7 +46,10 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const fastify = Fastify({
     logger: {
       level: config.logLevel,
-      redact: { paths: ['req.headers["lock-token"]', 'req.headers.authorization', 'token', '*.token'], censor: '[redacted]' },
+      redact: {
+        paths: ['req.headers["lock-token"]', 'req.headers.authorization', 'token', '*.token', 'session', '*.session'],
+        censor: '[redacted]',
+      },
       serializers: {
         req: (req: { method: string; url: string; hostname?: string; ip?: string }) => ({
           method: req.method,
@@ -107,7 +113,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const waitRoom = new WaitRoom(quorum, wakePrefix(config.keyPrefix), config.maxWaiters, metrics)
   await waitRoom.start()
   const engine = new LockEngine(quorum, config, waitRoom, metrics)
-  const app: App = Object.assign(fastify, { quorum, metrics, engine, waitRoom })
+  const sessions = new SessionEngine(quorum, config, engine, metrics)
+  const app: App = Object.assign(fastify, { quorum, metrics, engine, sessions, waitRoom })
   // SIGTERM: parked waiters answer 503 shutting_down before the server waits for in-flight requests.
   app.addHook('preClose', async () => waitRoom.stopWaiting())
   app.addHook('onClose', async () => {
@@ -160,6 +167,10 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
             name: 'semaphores',
             description: 'Semaphores: at most `limit` permits held at once, each hold with its own lease, fence and place in line',
           },
+          {
+            name: 'sessions',
+            description: 'Sessions: one lease for many holds; one keepalive renews them all, ending or losing the session frees them all',
+          },
           { name: 'operations', description: 'Health, readiness, metrics, this contract' },
         ],
         components: {
@@ -180,10 +191,11 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     const statuses = Object.keys((schema?.response as Record<string, unknown> | undefined) ?? { 200: null })
     for (const m of [method].flat()) if (m !== 'HEAD') documented.push({ method: m, route: url, statuses })
   })
-  const holdOptions = { config, engine, observed: new Observed(metrics) }
+  const holdOptions = { config, engine, sessions, observed: new Observed(metrics) }
   await app.register(lockRoutes, holdOptions)
   await app.register(rwlockRoutes, holdOptions)
   await app.register(semaphoreRoutes, holdOptions)
+  await app.register(sessionRoutes, { config, sessions })
   await app.register(opsRoutes, { quorum, metrics, openapiPath })
   await app.after()
   zeroSeries(metrics, quorum.size, documented)
@@ -207,6 +219,7 @@ function installJsonParser(app: FastifyInstance): void {
   })
 }
 
+/** Secrets out of a URL before it is logged: ?token=, ?session= and a session id in the path. */
 function withoutToken(url: string): string {
-  return url.replace(/([?&]token=)[^&#]*/gi, '$1[redacted]')
+  return url.replace(/([?&](?:token|session)=)[^&#]*/gi, '$1[redacted]').replace(/^(\/sessions\/)[^/?#]+/i, '$1[redacted]')
 }

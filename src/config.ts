@@ -57,6 +57,8 @@ export const envSchema = z.object({
   MAX_WAITERS: integer('MAX_WAITERS', 10_000, 1, 1_000_000),
   MAX_READERS: integer('MAX_READERS', 1_000, 1, 100_000),
   MAX_SEMAPHORE_LIMIT: integer('MAX_SEMAPHORE_LIMIT', 10_000, 1, 1_000_000),
+  MAX_SESSION_HOLDS: integer('MAX_SESSION_HOLDS', 1_000, 1, 100_000),
+  MAX_SESSIONS_PER_KEY: integer('MAX_SESSIONS_PER_KEY', 10_000, 1, 10_000_000),
   NODE_TIMEOUT_MS: integer('NODE_TIMEOUT_MS', 500, 10, 60_000),
   DRIFT_FACTOR: z
     .string()
@@ -144,6 +146,10 @@ export interface Config {
   readonly maxReaders: number
   /** The largest limit a semaphore may have (its holds are bounded by it, as a lock's by maxReaders). */
   readonly maxSemaphoreLimit: number
+  /** The most holds one session may have bound to it. */
+  readonly maxSessionHolds: number
+  /** With API keys: the most live sessions one API key may have open at once. */
+  readonly maxSessionsPerKey: number
   readonly nodeTimeoutMs: number
   readonly driftFactor: number
   readonly logLevel: string
@@ -199,6 +205,8 @@ function toConfig(e: Env, auth: Config['auth']): Config {
     maxWaiters: e.MAX_WAITERS,
     maxReaders: e.MAX_READERS,
     maxSemaphoreLimit: e.MAX_SEMAPHORE_LIMIT,
+    maxSessionHolds: e.MAX_SESSION_HOLDS,
+    maxSessionsPerKey: e.MAX_SESSIONS_PER_KEY,
     nodeTimeoutMs: e.NODE_TIMEOUT_MS,
     driftFactor: e.DRIFT_FACTOR,
     logLevel: e.LOG_LEVEL,

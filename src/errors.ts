@@ -7,6 +7,7 @@ export const errorStatus = {
   unauthorized: 401,
   forbidden: 403,
   lock_not_found: 404,
+  session_not_found: 404,
   route_not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,
@@ -20,6 +21,8 @@ export const errorStatus = {
   unsupported_media_type: 415,
   too_many_waiters: 429,
   too_many_readers: 429,
+  too_many_holds: 429,
+  too_many_sessions: 429,
   headers_too_large: 431,
   backend_unavailable: 503,
   shutting_down: 503,
@@ -125,6 +128,26 @@ export const fail = {
   shuttingDown: () => new ServiceError('shutting_down', 'this replica is shutting down; retry on another', {}, RETRY_AFTER_MS.shuttingDown),
   /** The answer nobody reads: the client of a waiting acquire hung up. */
   clientGone: () => new ServiceError('client_gone', 'the client went away before its answer'),
+  /** The session lapsed, was closed, never existed, or belongs to another API key (never says which). */
+  sessionNotFound: () =>
+    new ServiceError('session_not_found', 'no such session: it lapsed (no keepalive within its TTL), was closed, or never existed'),
+  tooManyHolds: (max: number) =>
+    new ServiceError(
+      'too_many_holds',
+      `the session already has the most holds allowed (${max}, MAX_SESSION_HOLDS)`,
+      {},
+      RETRY_AFTER_MS.busy,
+    ),
+  tooManySessions: (name: string, max: number) =>
+    new ServiceError(
+      'too_many_sessions',
+      `the API key "${name}" already has the most sessions open (${max}, MAX_SESSIONS_PER_KEY)`,
+      {},
+      RETRY_AFTER_MS.busy,
+    ),
+  /** The same error with more details (e.g. a 409's owners). */
+  withDetails: (error: ServiceError, details: Record<string, unknown>) =>
+    new ServiceError(error.code, error.message, { ...error.details, ...details }, error.retryAfterMs),
   /** The same refusal, saying how long the request waited in line first. */
   afterWaiting: (error: ServiceError, waitedMs: number) =>
     new ServiceError(error.code, error.message, { ...error.details, waitedMs: Math.round(waitedMs) }, error.retryAfterMs),

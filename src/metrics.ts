@@ -123,6 +123,33 @@ export function createMetrics() {
       labelNames: ['node', 'reason'] as const,
       registers: [registry],
     }),
+    sessionsOpened: new Counter({
+      name: 'lock_sessions_opened_total',
+      help: 'Sessions opened (POST /sessions)',
+      registers: [registry],
+    }),
+    sessionKeepalives: new Counter({
+      name: 'lock_session_keepalives_total',
+      help: 'Session keepalives by outcome (renewed, not_found: the session lapsed or was closed, error)',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    sessionKeepaliveDuration: new Histogram({
+      name: 'lock_session_keepalive_duration_seconds',
+      help: 'Time to renew a session and every hold bound to it',
+      buckets: latencyBuckets,
+      registers: [registry],
+    }),
+    sessionsClosed: new Counter({
+      name: 'lock_sessions_closed_total',
+      help: 'Sessions ended by DELETE /sessions/:id (their holds released)',
+      registers: [registry],
+    }),
+    sessionHoldsLost: new Counter({
+      name: 'lock_session_holds_lost_total',
+      help: 'Holds a keepalive found no longer bound to their session (released, expired, force-released, re-bound)',
+      registers: [registry],
+    }),
   }
 }
 
@@ -134,6 +161,7 @@ export const renewOutcomes = ['renewed', 'not_found', 'not_owner', 'error'] as c
 export const releaseOutcomes = ['released', 'decremented', 'not_found', 'not_owner', 'error'] as const
 export const waitOutcomes = ['granted', 'timeout', 'cancelled'] as const
 export const quorumFailureReasons = ['no_majority', 'validity_expired', 'fence_not_stored'] as const
+export const keepaliveOutcomes = ['renewed', 'not_found', 'error'] as const
 
 /** A route and the status codes its contract documents (so: the status classes it can answer). */
 export interface DocumentedRoute {
@@ -156,6 +184,7 @@ export function zeroSeries(metrics: Metrics, nodeCount: number, routes: readonly
     for (const outcome of waitOutcomes) metrics.waitDuration.zero({ mode, outcome })
   }
   for (const reason of quorumFailureReasons) metrics.quorumFailures.inc({ reason }, 0)
+  for (const outcome of keepaliveOutcomes) metrics.sessionKeepalives.inc({ outcome }, 0)
   for (let index = 0; index < nodeCount; index++) {
     const node = String(index)
     metrics.nodeCommandDuration.zero({ node })

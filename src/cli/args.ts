@@ -1,7 +1,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { readFileSync } from 'node:fs'
 import { parseDuration } from '../contract/duration.js'
-import { keyPrefixRule, lockKeyRule, tokenRule } from '../contract/patterns.js'
+import { keyPrefixRule, lockKeyRule, ownerRule, tokenRule } from '../contract/patterns.js'
 import type { HoldMode } from '../contract/wire.js'
 import { UsageError } from './exit.js'
 
@@ -25,6 +25,8 @@ export interface Options {
   wait: string | undefined
   waitMs: number
   token: string | undefined
+  /** run, acquire: the hold's owner label (--owner) */
+  owner: string | undefined
   graceMs: number
   prefix: string | undefined
   /** list: print at most this many */
@@ -42,7 +44,7 @@ export interface Help {
 
 /** The option values commander hands over, as checked by the parsers below. */
 type Values = Partial<
-  Record<'url' | 'key' | 'ttl' | 'wait' | 'token' | 'grace' | 'prefix', string> &
+  Record<'url' | 'key' | 'ttl' | 'wait' | 'token' | 'grace' | 'prefix' | 'owner', string> &
     Record<'read' | 'write' | 'rw' | 'semaphore' | 'json', true> & { limit: number; permits: number }
 >
 
@@ -78,12 +80,15 @@ If the lock is lost (a renew answers 404/409, or renewals keep failing until the
 Exits with CMD's exit code, or 128 + the signal number if CMD died by a signal.`
 
 const LIST = `Print one line per held lock, following the service's pagination cursors:
-  KEY exclusive fence=F remainingMs=R holdCount=H waiters=W
+  KEY exclusive fence=F remainingMs=R holdCount=H waiters=W [owner=OWNER]
 With --rw (readerHolds: each read hold, whose fence force-releases it):
   KEY write|read writerFence=F|- writerRemainingMs=R|- readers=N writerWaiting=B
-    waiters=W readerHolds=FENCE:REMAININGMS,...|-
+    waiters=W readerHolds=FENCE:REMAININGMS,...|- [owners=["OWNER",...]]
 With --semaphore (holds: each hold, whose fence force-releases it):
   KEY semaphore limit=N permitsInUse=P holders=H waiters=W holds=FENCE:PERMITS:REMAININGMS,...|-
+    [owners=["OWNER",...]]
+owner= / owners= (the holds' owner labels, at most 10) only when a hold has one; owner= is the last
+field and may contain spaces.
 Needs an admin key when the service uses API keys.`
 
 /** A check against one of the service's own rules (src/contract), so a typo fails before any request. */
@@ -152,7 +157,18 @@ function program(out: (text: string) => void, chosen: (command: Command) => void
 
   /** What run and acquire both take: the lease, the wait, and which kind of hold. */
   const acquireOptions = (cmd: Command) =>
-    cmd.addOption(ttl()).addOption(wait()).addOption(read()).addOption(write()).addOption(semaphoreLimit()).addOption(permits())
+    cmd
+      .addOption(ttl())
+      .addOption(wait())
+      .addOption(read())
+      .addOption(write())
+      .addOption(semaphoreLimit())
+      .addOption(permits())
+      .addOption(
+        new Option('--owner <label>', `who holds it, shown by status, list and a 409 (${ownerRule.text}; not a secret)`).argParser(
+          matching(ownerRule),
+        ),
+      )
 
   acquireOptions(
     withKey('run', 'acquire KEY, run CMD while holding it, release it when CMD exits')
@@ -245,6 +261,7 @@ export function parse(argv: readonly string[], env: Record<string, string | unde
     wait: v.wait,
     waitMs: v.wait === undefined ? 0 : (parseDuration(v.wait) ?? 0),
     token: v.token,
+    owner: acquires ? v.owner : undefined,
     graceMs: v.grace === undefined ? DEFAULT_GRACE_MS : (parseDuration(v.grace) ?? DEFAULT_GRACE_MS),
     prefix: v.prefix,
     limit: acquires ? undefined : v.limit,

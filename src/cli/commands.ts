@@ -40,7 +40,7 @@ export function describeHold(o: Options): string {
 export async function requestGrant(client: LockServiceClient, context: string, o: Options, signal?: AbortSignal): Promise<Grant> {
   const reply = await call(client, context, 'POST', holdPath(o.mode, o.lockKey), {
     token: o.token,
-    query: { ttl: o.ttl, wait: o.wait, limit: o.permits?.limit, permits: o.permits?.permits },
+    query: { ttl: o.ttl, wait: o.wait, limit: o.permits?.limit, permits: o.permits?.permits, owner: o.owner },
     timeoutMs: o.waitMs + REQUEST_TIMEOUT_MS,
     signal,
   })
@@ -130,7 +130,13 @@ function field(v: unknown): string {
 }
 
 function lockLine(l: Record<string, unknown> & { key: string }): string {
-  return `${l.key} ${field(l.mode ?? 'exclusive')} fence=${field(l.fence)} remainingMs=${field(l.remainingMs)} holdCount=${field(l.holdCount)} waiters=${field(l.waiters)}`
+  const owner = typeof l.owner === 'string' ? ` owner=${l.owner}` : ''
+  return `${l.key} ${field(l.mode ?? 'exclusive')} fence=${field(l.fence)} remainingMs=${field(l.remainingMs)} holdCount=${field(l.holdCount)} waiters=${field(l.waiters)}${owner}`
+}
+
+/** ` owners=["a","b"]` when the holds have owner labels, else nothing. */
+function ownersField(l: Record<string, unknown>): string {
+  return Array.isArray(l.owners) && l.owners.length > 0 ? ` owners=${JSON.stringify(l.owners)}` : ''
 }
 
 function rwLine(l: Record<string, unknown> & { key: string }): string {
@@ -140,7 +146,7 @@ function rwLine(l: Record<string, unknown> & { key: string }): string {
   return (
     `${l.key} ${writer ? 'write' : 'read'} writerFence=${field(writer?.fence)} writerRemainingMs=${field(writer?.remainingMs)} ` +
     `readers=${field(l.readers)} writerWaiting=${field(l.writerWaiting)} waiters=${field(l.waiters)} ` +
-    `readerHolds=${holds.map((h) => `${field(h.fence)}:${field(h.remainingMs)}`).join(',') || '-'}`
+    `readerHolds=${holds.map((h) => `${field(h.fence)}:${field(h.remainingMs)}`).join(',') || '-'}${ownersField(l)}`
   )
 }
 
@@ -149,6 +155,6 @@ function semaphoreLine(l: Record<string, unknown> & { key: string }): string {
   const holds = Array.isArray(l.holds) ? (l.holds as { fence?: unknown; permits?: unknown; remainingMs?: unknown }[]) : []
   return (
     `${l.key} semaphore limit=${field(l.limit)} permitsInUse=${field(l.permitsInUse)} holders=${field(l.holders)} waiters=${field(l.waiters)} ` +
-    `holds=${holds.map((h) => `${field(h.fence)}:${field(h.permits)}:${field(h.remainingMs)}`).join(',') || '-'}`
+    `holds=${holds.map((h) => `${field(h.fence)}:${field(h.permits)}:${field(h.remainingMs)}`).join(',') || '-'}${ownersField(l)}`
   )
 }

@@ -30,3 +30,15 @@ export const tokenRule = {
 
 /** A whole number written in decimal digits (an optional minus sign for the configuration). */
 export const wholeNumberPattern = /^-?\d{1,16}$/
+
+/** An owner label (who holds it: shown by inspect, listings and a 409; not a secret): no control characters. */
+export const ownerRule = {
+  pattern: /^[^\p{C}]{1,200}$/u,
+  text: '1–200 printable characters (no control characters)',
+}
+
+/** A session id (POST /sessions): "s." and 22 base64url characters. The '.' keeps it apart from tokens. */
+export const sessionIdRule = {
+  pattern: /^s\.[A-Za-z0-9_-]{22}$/,
+  text: '"s." followed by 22 characters from A-Z a-z 0-9 _ - (as POST /sessions made it)',
+}

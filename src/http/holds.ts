@@ -4,6 +4,8 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import type { z } from 'zod'
 import type { Config } from '../config.js'
 import type { LockEngine } from '../locks/engine.js'
+import type { SessionEngine } from '../locks/sessions.js'
+import { sessionOwnerKey } from './sessions.js'
 import type { Observed } from '../locks/observe.js'
 import { ClientGone, type Grant, type LockMode, type Permits } from '../locks/types.js'
 import {
@@ -25,6 +27,7 @@ import { fail } from '../errors.js'
 export interface HoldRoutesOptions {
   config: Config
   engine: LockEngine
+  sessions: SessionEngine
   observed: Observed
 }
 
@@ -73,7 +76,7 @@ function permitsOf(query: object, body: object): Permits {
  */
 export function registerHoldRoutes(
   fastify: FastifyInstance,
-  { config, engine, observed }: HoldRoutesOptions,
+  { config, engine, sessions, observed }: HoldRoutesOptions,
   path: string,
   mode: LockMode,
   tag: string,
@@ -101,7 +104,7 @@ export function registerHoldRoutes(
       response: {
         201: grant.describe('Granted: a new hold'),
         200: grant.describe('Re-granted to the token that already held it'),
-        ...errorResponses([400, 401, 403, 409, 413, 415, 429, 503]),
+        ...errorResponses([400, 401, 403, 404, 409, 413, 415, 429, 503]),
       },
     },
     handler: async (request, reply) => {
@@ -111,18 +114,22 @@ export function registerHoldRoutes(
       const token = oneOf('token', request.headers['lock-token'], body.token) ?? newToken()
       const waitMs = oneOf('wait', request.query.wait, body.waitMs) ?? 0
       const permits = semaphore ? permitsOf(request.query, body) : undefined
+      const session = oneOf('session', request.query.session, body.session)
+      const req = {
+        mode,
+        key: request.params.key,
+        token,
+        ttlMs: askedTtl ?? config.defaultTtlMs,
+        keepTtl: askedTtl === undefined,
+        reentrant: body.reentrant ?? false,
+        ...(permits ? { semaphore: permits } : {}),
+        waitMs,
+        clientGone: waitMs > 0 ? clientGone(reply.raw) : undefined,
+        owner: oneOf('owner', request.query.owner, body.owner),
+      }
+      // Bound to a session: its lease is the session's (sessions.ts), made by the same engine path.
       const granted = await observed.acquire(mode, () =>
-        engine.acquire({
-          mode,
-          key: request.params.key,
-          token,
-          ttlMs: askedTtl ?? config.defaultTtlMs,
-          keepTtl: askedTtl === undefined,
-          reentrant: body.reentrant ?? false,
-          ...(permits ? { semaphore: permits } : {}),
-          waitMs,
-          clientGone: waitMs > 0 ? clientGone(reply.raw) : undefined,
-        }),
+        session === undefined ? engine.acquire(req) : sessions.acquire(sessionOwnerKey(request), session, req, askedTtl),
       )
       return reply.code(granted.regranted ? 200 : 201).send(grantBody(granted))
     },

@@ -34,7 +34,7 @@ export async function lockRoutes(fastify: FastifyInstance, options: HoldRoutesOp
       authorizeKey(request, key)
       const state = await options.engine.inspect('lock', key)
       if (!state.writer) throw fail.notFound(key, `lock "${key}" is not held`)
-      return exclusiveView(key, state.writer, state.waiters)
+      return exclusiveView(key, state.writer, state)
     },
   })
 
@@ -45,23 +45,39 @@ export async function lockRoutes(fastify: FastifyInstance, options: HoldRoutesOp
     operationId: 'listLocks',
     summary: 'Admin: list held locks (SCAN-based, paginated; never a token)',
     schema: lockListSchema,
-    view: (key, state) => (state.writer ? [exclusiveView(key, state.writer, state.waiters)] : []),
+    view: (key, state) => (state.writer ? [exclusiveView(key, state.writer, state)] : []),
   })
 }
 
-function exclusiveView(key: string, writer: NonNullable<LockState['writer']>, waiters: number) {
-  return { key, mode: 'exclusive' as const, ...writer, waiters }
+function exclusiveView(key: string, writer: NonNullable<LockState['writer']>, state: LockState) {
+  return { key, mode: 'exclusive' as const, ...writer, waiters: state.waiters, ...ownerOf(state, writer.fence) }
 }
 
 function rwView(key: string, state: LockState) {
   return {
     key,
-    writer: state.writer ? { fence: state.writer.fence, remainingMs: state.writer.remainingMs } : null,
+    writer: state.writer
+      ? { fence: state.writer.fence, remainingMs: state.writer.remainingMs, ...ownerOf(state, state.writer.fence) }
+      : null,
     readers: state.readers,
-    ...(state.readerHolds ? { readerHolds: state.readerHolds.map(({ permits: _permits, ...hold }) => hold) } : {}),
+    ...(state.readerHolds
+      ? { readerHolds: state.readerHolds.map(({ permits: _permits, ...hold }) => ({ ...hold, ...ownerOf(state, hold.fence) })) }
+      : {}),
     writerWaiting: state.writerWaiting,
     waiters: state.waiters,
+    ...ownersOf(state),
   }
+}
+
+/** `{ owners }`: the owner labels of the live holds, when any has one (at most 10); else nothing. */
+export function ownersOf(state: LockState): { owners?: string[] } {
+  return state.owners.length > 0 ? { owners: state.owners.map((o) => o.owner) } : {}
+}
+
+/** `{ owner }` of the hold with this fence, when it has an owner label; else nothing. */
+export function ownerOf(state: LockState, fence: number): { owner?: string } {
+  const found = state.owners.find((o) => o.fence === fence)
+  return found ? { owner: found.owner } : {}
 }
 
 /** /rwlocks/:key — shared (read) and exclusive (write) holds on one lock. */

@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { errorStatus } from '../errors.js'
 import { parseDuration } from '../contract/duration.js'
-import { keyPrefixRule, lockKeyRule, tokenRule } from '../contract/patterns.js'
+import { keyPrefixRule, lockKeyRule, ownerRule, sessionIdRule, tokenRule } from '../contract/patterns.js'
 import { wholeNumber } from '../contract/whole-number.js'
 import type { GrantBody, PermitGrantBody, ReleaseBody } from '../contract/wire.js'
 import { nodeFailureReasons } from '../redis/health.js'
@@ -22,7 +22,34 @@ export const lockKeySchema = z
   .regex(lockKeyRule.pattern, `lock keys are ${lockKeyRule.text}`)
   .describe(`Lock key: ${lockKeyRule.text}`)
 
-export const tokenSchema = z.string().regex(tokenRule.pattern, `tokens are ${tokenRule.text}`).describe(`Owner token: ${tokenRule.text}`)
+export const tokenSchema = z
+  .string()
+  .superRefine((value, ctx) => {
+    if (sessionIdRule.pattern.test(value)) {
+      ctx.addIssue({ code: 'custom', message: "this is a session id, not a lock token: send the hold's token (the grant's token field)" })
+    } else if (!tokenRule.pattern.test(value)) {
+      ctx.addIssue({ code: 'custom', message: `tokens are ${tokenRule.text}` })
+    }
+  })
+  .meta({ pattern: tokenRule.pattern.source, description: `Owner token: ${tokenRule.text}` })
+
+export const sessionIdSchema = z
+  .string()
+  .superRefine((value, ctx) => {
+    if (sessionIdRule.pattern.test(value)) return
+    ctx.addIssue({
+      code: 'custom',
+      message: tokenRule.pattern.test(value)
+        ? 'this looks like a lock token, not a session id: session ids come from POST /sessions and start with "s."'
+        : `session ids are ${sessionIdRule.text}`,
+    })
+  })
+  .meta({ pattern: sessionIdRule.pattern.source, description: `Session id (a secret, like a token): ${sessionIdRule.text}` })
+
+export const ownerSchema = z
+  .string()
+  .regex(ownerRule.pattern, `owner: ${ownerRule.text}`)
+  .describe(`Who holds it, e.g. billing-worker-3: ${ownerRule.text}. Shown by inspect, listings and a 409; not a secret`)
 
 const durationQuery = (name: string, min: number, max: number, maxName: string) =>
   z
@@ -73,6 +100,8 @@ function acquireFields(limits: Limits) {
           'Lease length (as ttlMs): 1500, 1500ms, 1.5s, 2m, 1h. Default: DEFAULT_TTL_MS for a new hold; a re-acquire by the holder keeps its latest TTL',
         ),
       wait: waitQuery(limits).optional(),
+      owner: ownerSchema.optional().describe(`The hold's owner label (as the body's owner): ${ownerRule.text}`),
+      session: sessionIdSchema.optional().describe("Bind the hold to this session (as the body's session)"),
     },
     body: {
       ttlMs: ttlMsSchema(limits)
@@ -90,6 +119,13 @@ function acquireFields(limits: Limits) {
         .describe(`How long to wait in line when the lock is held, ms (0: try once; at most MAX_WAIT_MS, ${limits.maxWaitMs})`),
       token: tokenSchema.optional().describe('Caller-chosen owner token; the server makes a 128-bit random one when absent'),
       reentrant: z.boolean().optional().describe('When this token already holds the lock: count +1 instead of an idempotent re-grant'),
+      owner: ownerSchema.optional(),
+      session: sessionIdSchema
+        .optional()
+        .describe(
+          "Bind the hold to this session (POST /sessions): its lease is the session's, renewed by the session's keepalive, " +
+            "freed with the session. ttlMs, if given, must be the session's TTL",
+        ),
     },
   }
 }
@@ -189,6 +225,12 @@ export const releaseResultSchema = z.object({
   holdCount: z.number().int(),
 }) satisfies z.ZodType<ReleaseBody>
 
+const holderOwner = z.string().optional().describe("The hold's owner label, when it was given one")
+const ownersList = z
+  .array(z.string())
+  .optional()
+  .describe('The owner labels of the live holds that have one (the writer first), at most 10; absent when none has one')
+
 export const lockStateSchema = z.object({
   key: z.string(),
   mode: z.enum(['exclusive']),
@@ -196,6 +238,7 @@ export const lockStateSchema = z.object({
   remainingMs: z.number().int(),
   holdCount: z.number().int(),
   waiters: z.number().int(),
+  owner: holderOwner,
 })
 
 export const rwInspectQuery = z.strictObject({
@@ -215,7 +258,10 @@ export const listQuery = z.strictObject({
 
 export const rwLockStateSchema = z.object({
   key: z.string(),
-  writer: z.object({ fence: z.number().int(), remainingMs: z.number().int() }).nullable().describe('The write hold, or null'),
+  writer: z
+    .object({ fence: z.number().int(), remainingMs: z.number().int(), owner: holderOwner })
+    .nullable()
+    .describe('The write hold, or null'),
   readers: z.number().int().describe('Live read holds'),
   readerHolds: z
     .array(
@@ -223,12 +269,14 @@ export const rwLockStateSchema = z.object({
         fence: z.number().int().describe('Its fence: what DELETE /rwlocks/{key}/read?force=true&fence= takes'),
         remainingMs: z.number().int(),
         holdCount: z.number().int(),
+        owner: holderOwner,
       }),
     )
     .optional()
     .describe('Admin views only (the listing, and inspect with ?readers=true): each live read hold, by fence; never its token'),
   writerWaiting: z.boolean().describe('A writer is waiting: newly arriving readers queue behind it'),
   waiters: z.number().int(),
+  owners: ownersList,
 })
 
 export const semaphoreInspectQuery = z.strictObject({
@@ -240,6 +288,7 @@ const semaphoreHoldSchema = z.object({
   permits: z.number().int(),
   remainingMs: z.number().int(),
   holdCount: z.number().int(),
+  owner: holderOwner,
 })
 
 export const semaphoreStateSchema = z.object({
@@ -248,6 +297,7 @@ export const semaphoreStateSchema = z.object({
   permitsInUse: z.number().int().describe('Permits the live holds take'),
   holders: z.number().int().describe('Live holds'),
   waiters: z.number().int(),
+  owners: ownersList,
   holds: z
     .array(semaphoreHoldSchema)
     .optional()
@@ -307,6 +357,10 @@ export const errorSchema = z
     key: z.string().optional(),
     retryAfterMs: z.number().int().optional(),
     waitedMs: z.number().int().optional().describe('How long the request waited in line before giving up'),
+    owners: z
+      .array(z.string())
+      .optional()
+      .describe('409 lock_held: the owner labels of the holds in the way (those that have one; at most 10; absent when none has one)'),
     issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
     allow: z.array(z.string()).optional().describe('405: the methods this path takes (also in the Allow header)'),
     reason: z.string().optional(),
@@ -343,3 +397,60 @@ export function errorCodesOf(status: number): string {
     .map(([c]) => c)
   return codes.join(' | ')
 }
+
+/** POST /sessions */
+export function sessionOpenSchemas(limits: Limits) {
+  return {
+    body: optionalBody(
+      z.strictObject({
+        ttlMs: ttlMsSchema(limits)
+          .optional()
+          .describe(`The session's lease in ms (default DEFAULT_TTL_MS), 100 … MAX_TTL_MS (${limits.maxTtlMs}); each keepalive renews it`),
+        owner: ownerSchema.optional().describe("The owner label of the session's holds that have none of their own"),
+      }),
+    ),
+  }
+}
+
+export const sessionParams = z.strictObject({ id: sessionIdSchema })
+
+export const sessionSchema = z.object({
+  id: z.string().describe('The session id: a secret (keep it like a token); send it as `session` with an acquire'),
+  ttlMs: z.number().int(),
+  expiresAt: z.string().describe('ISO 8601 time at which the session lapses unless kept alive'),
+  owner: z.string().optional(),
+})
+
+const sessionHoldSchema = z.object({
+  key: z.string(),
+  kind: z
+    .enum(['exclusive', 'read', 'write', 'permit'])
+    .describe('Which hold: /locks (exclusive), /rwlocks read or write, /semaphores (permit)'),
+  fence: z.number().int(),
+  remainingMs: z.number().int(),
+})
+
+const lostHoldSchema = z.object({ key: z.string(), kind: sessionHoldSchema.shape.kind })
+
+export const keepaliveSchema = z.object({
+  ttlMs: z.number().int(),
+  expiresAt: z.string(),
+  validityMs: z.number().int().describe('How long the holds may safely be acted on: ttlMs − elapsed − clock drift'),
+  holds: z.array(sessionHoldSchema).describe('The holds the session still has, each renewed for ttlMs'),
+  lost: z
+    .array(lostHoldSchema)
+    .describe('Holds bound to it that it no longer has (released, expired, force-released) or that could not be renewed'),
+})
+
+export const sessionStateSchema = z.object({
+  ttlMs: z.number().int(),
+  expiresAt: z.string(),
+  remainingMs: z.number().int(),
+  owner: z.string().optional(),
+  holds: z.array(sessionHoldSchema),
+})
+
+export const sessionClosedSchema = z.object({
+  closed: z.literal(true),
+  holds: z.array(lostHoldSchema.extend({ released: z.boolean().describe('false: it had already gone') })),
+})

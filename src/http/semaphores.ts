@@ -5,6 +5,7 @@ import type { LockState } from '../locks/types.js'
 import { authorizeAdmin, authorizeKey } from './auth.js'
 import { registerHoldRoutes, type HoldRoutesOptions } from './holds.js'
 import { registerListing } from './listing.js'
+import { ownerOf, ownersOf } from './locks.js'
 import { errorResponses, keyParams, semaphoreInspectQuery, semaphoreListSchema, semaphoreStateSchema } from './schemas.js'
 
 /** What a semaphore shows (never a token); with its holds in the admin views. */
@@ -15,8 +16,17 @@ function semaphoreView(key: string, state: LockState) {
     permitsInUse: state.permitsInUse,
     holders: state.readers,
     waiters: state.waiters,
+    ...ownersOf(state),
     ...(state.readerHolds
-      ? { holds: state.readerHolds.map(({ fence, permits, remainingMs, holdCount }) => ({ fence, permits, remainingMs, holdCount })) }
+      ? {
+          holds: state.readerHolds.map(({ fence, permits, remainingMs, holdCount }) => ({
+            fence,
+            permits,
+            remainingMs,
+            holdCount,
+            ...ownerOf(state, fence),
+          })),
+        }
       : {}),
   }
 }

@@ -21,6 +21,7 @@ import {
 import { validityMs } from './validity.js'
 import { fenceHint } from './fence-hint.js'
 import { listLocks, type LockPage } from './listing.js'
+import { ownersInTheWay } from './owners.js'
 import { readerHolds } from './readers.js'
 import type { HandOffVote, WaitRoom, Waiter } from './waiting.js'
 import type { Metrics } from '../metrics.js'
@@ -96,7 +97,14 @@ export class LockEngine {
       return first.grant
     }
     if (req.waitMs && first.retry) throw this.room.noRoom()
-    throw first.error
+    throw await this.withOwners(first.error, this.keys(req.mode, req.key).keys)
+  }
+
+  /** A 409 lock_held names the owners of the holds in the way (their labels; never a token). */
+  private async withOwners(error: ServiceError, keys: LockKeys): Promise<ServiceError> {
+    if (error.code !== 'lock_held') return error
+    const owners = await ownersInTheWay(this.quorum, keys)
+    return owners.length > 0 ? fail.withDetails(error, { owners }) : error
   }
 
   private async acquireWaiting(req: AcquireRequest, waitMs: number): Promise<Grant> {
@@ -119,7 +127,7 @@ export class LockEngine {
         waited = true
         if (performance.now() >= deadline) {
           result = 'timeout'
-          throw fail.afterWaiting(outcome.error, performance.now() - started)
+          throw fail.afterWaiting(await this.withOwners(outcome.error, waiter.keys), performance.now() - started)
         }
         // Asleep in line until a push, until the holds ahead lapse (wakeInMs), or until the wait runs
         // out; a split vote retries after a random pause (quorum mode). A push may be the lock itself,
@@ -142,6 +150,8 @@ export class LockEngine {
       // A grant that raced the client hanging up (or shutdown) is given back in `finally`.
       if (waiter.aborted) throw this.room.abortReason() ?? fail.clientGone()
       if (waiter.wokenAt !== undefined) this.metrics.handoff.observe((performance.now() - waiter.wokenAt) / 1000)
+      // A hold handed over carries the waiter's token and TTL only: its labels follow.
+      if (won.attempt === undefined && (req.owner || req.sessionRef)) await this.label(waiter.keys, req)
       result = 'granted'
       return won.grant
     } finally {
@@ -181,6 +191,23 @@ export class LockEngine {
     }
   }
 
+  /**
+   * Label a handed-over hold with its owner and session (hold_label.lua) on every node that has it. A
+   * session's hold must carry the session's reference on a majority (its keepalive renews only holds
+   * that do); an owner is only a label.
+   */
+  private async label(keys: LockKeys, req: AcquireRequest): Promise<void> {
+    const { hold } = storageOf(req.mode)
+    const args = [hold, req.token, req.owner ?? '', req.sessionRef ?? '']
+    const tally = await this.quorum.ask(
+      (node) => node.run('hold_label', keys.all, args) as Promise<Reply>,
+      (t) => t.answers.filter((a) => a.ok).length === t.size,
+    )
+    if (req.sessionRef && countWhere(tally, (code) => code === 1) < tally.majority) {
+      throw backendUnavailable(this.quorum, tally, 'no_majority')
+    }
+  }
+
   /** The hand-offs this waiter holds from nodes that may vote (the vote rule, as for any answer). */
   private handOffVotes(waiter: Waiter): HandOffVote[] {
     // A semaphore's: those that handed it the same slots (sameSlots).
@@ -206,8 +233,12 @@ export class LockEngine {
       waiter?.place ?? '',
       fenceHint(),
       req.keepTtl ? 1 : 0,
+      req.semaphore?.permits ?? '',
+      req.semaphore?.limit ?? '',
+      '', // the slots proposal of a second round
+      req.owner ?? '',
+      req.sessionRef ?? '',
     ]
-    if (req.semaphore) args.push(req.semaphore.permits, req.semaphore.limit)
     // A waiter notes each node's answer as it comes (also after the vote settled): what dates the
     // hand-offs it may be pushed next.
     const asked = waiter?.asking(started)
@@ -232,7 +263,7 @@ export class LockEngine {
     if (proposal !== undefined) {
       // A majority granted a semaphore's permits, in different slots: a second round asks every node
       // for the slots most of them named (the same attempt: its holds move there where they are free).
-      tally = await ask([...args, proposal])
+      tally = await ask(args.map((a, i) => (i === PROPOSAL_ARG ? proposal : a)))
       yes = grantVotes(tally)
     }
     const refused = (error: ServiceError, retry = false, wakeInMs = 0, split = false): Attempt => ({
@@ -364,10 +395,13 @@ export class LockEngine {
   /** The state a majority agrees on. A hold counts while a majority of its copies is live. */
   async inspect(namespace: Namespace, key: string, withReaders = false): Promise<LockState> {
     const keys = lockKeys(this.config.keyPrefix, namespace, key)
-    const tally = await this.quorum.ask(
-      (node) => node.run('inspect', keys.all, withReaders ? ['1'] : []) as Promise<Reply>,
-      (t) => countedAnswers(t) >= t.majority,
-    )
+    const [tally, owners] = await Promise.all([
+      this.quorum.ask(
+        (node) => node.run('inspect', keys.all, withReaders ? ['1'] : []) as Promise<Reply>,
+        (t) => countedAnswers(t) >= t.majority,
+      ),
+      ownersInTheWay(this.quorum, keys, true),
+    ])
     const all = replies(tally)
     if (all.length < tally.majority) throw backendUnavailable(this.quorum, tally, 'no_majority')
     const writers = all.filter((r) => (r[0] ?? 0) > 0)
@@ -387,6 +421,7 @@ export class LockEngine {
       limit: consensus(all.flatMap((r) => ((r[6] ?? 0) > 0 ? [r[6] ?? 0] : []))),
       permitsInUse: byMajority(all.map((r) => r[7] ?? 0)),
       ...(withReaders ? { readerHolds: readerHolds(all, tally.majority) } : {}),
+      owners,
     }
   }
 
@@ -422,6 +457,9 @@ export class LockEngine {
     return undefined
   }
 }
+
+/** Where acquire.lua takes a second round's slots proposal (ARGV[12]). */
+const PROPOSAL_ARG = 11
 
 /** Rounds a fence commit may take when concurrent shared holds keep taking the fence it tries. */
 const FENCE_COMMIT_ROUNDS = 5

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto'
+
 /**
  * Redis key names. Every key of one lock shares the hash tag `{<lock key>}`, so a script's keys always
  * live in one cluster slot. Lock keys cannot contain braces (the HTTP layer refuses them), and the
@@ -38,3 +40,27 @@ export function lockKeys(prefix: string, namespace: Namespace, key: string): Loc
 
 /** How long a fence counter outlives the last grant that used it; after that, Redis TIME is the floor. */
 export const FENCE_MEMORY_MS = 7 * 24 * 3600 * 1000
+
+/**
+ * A session's keys (src/lua/include/session.lua), under the session's own hash tag: its reference, a
+ * hash of its id (the id, a secret, is never stored). A session never shares a script with a lock:
+ * keepalive runs one script on these keys and one per bound hold on that hold's lock keys.
+ */
+export interface SessionKeys {
+  /** hash: ttl, exp, owner, by */
+  session: string
+  /** hash: "<mode>|<token>|<lock key>" of each bound hold */
+  holds: string
+  all: readonly string[]
+}
+
+/** The live sessions of one API key (key_sessions.lua), under a tag of its own: a hash of the key's name. */
+export function apiKeySessionsKey(prefix: string, name: string): string {
+  return `${prefix}sessions-by:{${createHash('sha256').update(name).digest('base64url').slice(0, 22)}}`
+}
+
+export function sessionKeys(prefix: string, ref: string): SessionKeys {
+  const session = `${prefix}sess:{${ref}}`
+  const holds = `${session}:h`
+  return { session, holds, all: [session, holds] }
+}

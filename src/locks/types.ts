@@ -44,6 +44,10 @@ export interface AcquireRequest {
   waitMs?: number
   /** Told when the client hangs up: the waiter leaves the line at once. */
   clientGone?: ClientGone
+  /** The hold's owner label (not a secret; shown by inspect, listings and a 409). */
+  owner?: string
+  /** Set by the engine for an acquire bound to a session: the session's reference (never its id). */
+  sessionRef?: string
 }
 
 /**
@@ -104,4 +108,16 @@ export interface LockState {
   permitsInUse: number
   /** Admin views only: each live read or semaphore hold (fence, remaining time, count, permits; never its token). */
   readerHolds?: ReaderHold[]
+  /** The owner labels of the live holds (writer first, then read or semaphore holds by expiry; at most MAX_OWNERS_SHOWN). */
+  owners: HoldOwner[]
 }
+
+/** One live hold's owner label, and the fence that names the hold. */
+export interface HoldOwner {
+  fence: number
+  owner: string
+  writer: boolean
+}
+
+/** The most owners inspect and a 409 name (the holds in the way). */
+export const MAX_OWNERS_SHOWN = 10

@@ -196,3 +196,8 @@ export function backendUnavailable(quorum: Quorum, tally: Tally<unknown> | undef
           : `the lock backend could not decide: ${answered} of ${quorum.size} Redis nodes answered, ${quorum.majority} needed`
   return fail.backendUnavailable(message, { reason, nodes: quorum.describe(tally), answered, voting, needed: quorum.majority })
 }
+
+/** The counted answers of any script (the vote rule), whatever their shape: owners.lua, the session scripts. */
+export function countedValues<T>(tally: Tally<T>): T[] {
+  return tally.answers.flatMap((a) => (a.ok && a.node.mayVote ? [a.value] : []))
+}

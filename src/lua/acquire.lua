@@ -14,6 +14,8 @@
 --          hold, or one handed to this waiter) moves there, or is made there, when they are free
 --          here; else it is refused as HELD. A hold already answered never moves (its slots back
 --          its validity): it must already be in those slots
+-- ARGV[13] the hold's owner label, ''   ARGV[14] the reference of the session it is bound to, ''
+--          (include/label.lua; set on every grant, '' keeps what the hold has)
 -- Settings: include/settings.lua
 --
 -- Returns  { 1, fence, holdCount, ttlMs }   GRANTED: a new hold, or a waiter claiming the hold handed
@@ -36,6 +38,7 @@
 --@include holds
 --@include fence
 --@include queue
+--@include label
 
 local mode, tok, ttl, wid = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[6]
 local keep_ttl = ARGV[9] == '1'
@@ -52,6 +55,7 @@ end
 
 local function granted(code, fence, count)
   if wid ~= '' and redis.call('ZSCORE', KEYS[4], wid) then leave_line(wid) end
+  label(mode, tok, ARGV[13] or '', ARGV[14] or '')
   refresh_ttl(now)
   -- Readers behind a reader granted from the line may pass too.
   wake_front(now, false, ARGV[8])

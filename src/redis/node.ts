@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks'
 import { Redis } from 'ioredis'
-import { SCRIPT_KEY_COUNT, type ScriptName } from './scripts.js'
+import { keyCountOf, type ScriptName } from './scripts.js'
 import type { Metrics } from '../metrics.js'
 import { ClockWatch, type ClockStatus } from './clock.js'
 import { NodeHealth, quietClient, secretsOf, type NodeLastError } from './health.js'
@@ -139,7 +139,7 @@ export class RedisNode {
     })
     this.metrics.nodeUp.set({ node: String(index) }, 0)
     for (const [name, lua] of options.scripts) {
-      this.client.defineCommand(name, { numberOfKeys: SCRIPT_KEY_COUNT, lua })
+      this.client.defineCommand(name, { numberOfKeys: keyCountOf(name), lua })
     }
   }
 

@@ -17,11 +17,31 @@ export const scriptNames = [
   'leave',
   'touch',
   'force_release',
+  'hold_label',
+  'owners',
+  'hold_renew_bound',
+  'hold_drop_bound',
+  'hold_state',
+  'session_open',
+  'session_keepalive',
+  'session_bind',
+  'session_unbind',
+  'session_close',
+  'session_show',
+  'key_sessions',
 ] as const
 
-/** Every script takes the same six keys of one lock (LockKeys.all), all under one hash tag. */
+/** Every lock script takes the same six keys of one lock (LockKeys.all), all under one hash tag. */
 export const SCRIPT_KEY_COUNT = 6
+/** A session's scripts (session_*.lua) take its two keys (SessionKeys.all), under the session's own tag. */
+export const SESSION_SCRIPT_KEY_COUNT = 2
 export type ScriptName = (typeof scriptNames)[number]
+
+/** How many of a script's arguments are keys. */
+export function keyCountOf(name: ScriptName): number {
+  if (name === 'key_sessions') return 1
+  return name.startsWith('session_') ? SESSION_SCRIPT_KEY_COUNT : SCRIPT_KEY_COUNT
+}
 
 const luaDir = new URL('../lua/', import.meta.url)
 
@@ -77,4 +97,12 @@ export const Refused = {
   LIMIT_MISMATCH: -7,
   /** A semaphore's holder asking again for another number of permits: { -8, the permits it holds }. */
   PERMITS_MISMATCH: -8,
+  /** session_open.lua: a session with this reference exists already. */
+  SESSION_EXISTS: -9,
+  /** The session lapsed, was closed, never existed, or is another API key's. */
+  SESSION_NOT_FOUND: -10,
+  /** session_bind.lua: the session has MAX_SESSION_HOLDS holds: { -11, its holds, its ttl }. */
+  TOO_MANY_HOLDS: -11,
+  /** key_sessions.lua: the API key has MAX_SESSIONS_PER_KEY live sessions: { -12, live }. */
+  TOO_MANY_SESSIONS: -12,
 } as const

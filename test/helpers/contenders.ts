@@ -25,6 +25,11 @@ export interface ContendOptions {
   thinkMs?: () => number
   /** Wait in line up to this long on each attempt (default 0: try once). */
   waitMs?: number
+  /**
+   * Bind every hold to a session of the client's (its TTL: ttlMs), and release every other hold by
+   * closing the session (then opening a new one) instead of by its token.
+   */
+  sessions?: boolean
 }
 
 export interface ContendStats {
@@ -51,6 +56,13 @@ export async function contend(options: ContendOptions): Promise<ContendStats> {
     const base = options.baseUrls[index % options.baseUrls.length]!
     const name = `client-${index}`
     const token = `contender-${index}-${'x'.repeat(16)}`
+    const openSession = async () => {
+      const opened = await request(base, 'POST', '/sessions', { body: { ttlMs: options.ttlMs } })
+      if (opened.status !== 201) stats.unexpected.push(`open session ${opened.status}: ${JSON.stringify(opened.body)}`)
+      return opened.body.id as string
+    }
+    let session = options.sessions ? await openSession() : undefined
+    let round = 0
     while (performance.now() < deadline) {
       const key = options.keys[Math.floor(Math.random() * options.keys.length)]!
       const sem = options.semaphore
@@ -60,7 +72,8 @@ export async function contend(options: ContendOptions): Promise<ContendStats> {
       const requestStartedAt = performance.now()
       const wait = options.waitMs ? `&wait=${options.waitMs}` : ''
       const weight = sem ? `&limit=${sem.limit}&permits=${permits}` : ''
-      const res = await request(base, 'POST', `${path}?ttl=${options.ttlMs}${wait}${weight}`, { token })
+      const bound = session ? `&session=${session}` : ''
+      const res = await request(base, 'POST', `${path}?ttl=${options.ttlMs}${wait}${weight}${bound}`, { token })
       const responseAt = performance.now()
       if (res.status === 201) {
         if (sem && (res.body.permits !== permits || res.body.limit !== sem.limit))
@@ -84,10 +97,18 @@ export async function contend(options: ContendOptions): Promise<ContendStats> {
           validityMs: res.body.validityMs as number,
           releaseSentAt,
         })
-        const released = await request(base, 'DELETE', path, { token })
-        // 404 / 409 not_owner: the hold lapsed first (and someone else may hold the lock now).
-        const lapsed = released.status === 404 || released.body.error === 'not_owner'
-        if (released.status !== 200 && !lapsed) stats.unexpected.push(`release ${released.status}: ${JSON.stringify(released.body)}`)
+        if (session && ++round % 2 === 0) {
+          // Closing the session releases the hold (and hands it over); the next holds use a new one.
+          const closed = await request(base, 'DELETE', `/sessions/${session}`)
+          if (closed.status !== 200 && closed.status !== 404)
+            stats.unexpected.push(`close ${closed.status}: ${JSON.stringify(closed.body)}`)
+          session = await openSession()
+        } else {
+          const released = await request(base, 'DELETE', path, { token })
+          // 404 / 409 not_owner: the hold lapsed first (and someone else may hold the lock now).
+          const lapsed = released.status === 404 || released.body.error === 'not_owner'
+          if (released.status !== 200 && !lapsed) stats.unexpected.push(`release ${released.status}: ${JSON.stringify(released.body)}`)
+        }
         const think = options.thinkMs?.() ?? 0
         if (think > 0) await sleep(think)
       } else if (res.status === 409) {

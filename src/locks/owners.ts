@@ -1,0 +1,55 @@
+import type { Quorum } from '../redis/quorum.js'
+import type { LockKeys } from './keys.js'
+import { MAX_OWNERS_SHOWN, type HoldOwner } from './types.js'
+import { countedAnswers, countedValues } from './votes.js'
+
+/** owners.lua's reply: the writer's fence and owner, then fence, owner of each read or semaphore hold. */
+export type OwnersReply = readonly (number | string)[]
+
+/**
+ * The owner labels of a lock's live holds that a majority of the voting nodes shows (a hold carries
+ * the same fence on every node that has it; its owner is the label most of them show). Writer first,
+ * then by fence; at most MAX_OWNERS_SHOWN.
+ */
+export function ownersOf(replies: readonly OwnersReply[], majority: number): HoldOwner[] {
+  const byFence = new Map<number, { owners: Map<string, number>; seen: number; writer: boolean }>()
+  for (const reply of replies) {
+    for (let i = 0; i + 1 < reply.length; i += 2) {
+      const fence = Number(reply[i])
+      const owner = String(reply[i + 1])
+      if (fence === 0) continue
+      const seen = byFence.get(fence) ?? { owners: new Map<string, number>(), seen: 0, writer: i === 0 }
+      seen.seen++
+      if (owner !== '') seen.owners.set(owner, (seen.owners.get(owner) ?? 0) + 1)
+      byFence.set(fence, seen)
+    }
+  }
+  const owners: HoldOwner[] = []
+  for (const [fence, seen] of byFence) {
+    if (seen.seen < majority || seen.owners.size === 0) continue
+    const owner = [...seen.owners].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]?.[0]
+    if (owner !== undefined) owners.push({ fence, owner, writer: seen.writer })
+  }
+  return owners.sort((a, b) => Number(b.writer) - Number(a.writer) || a.fence - b.fence).slice(0, MAX_OWNERS_SHOWN)
+}
+
+/**
+ * Who holds the lock now, for a 409's body: the owners of the holds in the way. Best effort: a label,
+ * never worth failing the answer for, so any trouble (or no majority) gives [].
+ */
+export async function ownersInTheWay(quorum: Quorum, keys: LockKeys): Promise<string[]>
+export async function ownersInTheWay(quorum: Quorum, keys: LockKeys, withFences: true): Promise<HoldOwner[]>
+export async function ownersInTheWay(quorum: Quorum, keys: LockKeys, withFences = false): Promise<string[] | HoldOwner[]> {
+  try {
+    const tally = await quorum.ask(
+      (node) => node.run('owners', keys.all, [MAX_OWNERS_SHOWN]) as Promise<OwnersReply>,
+      (t) => countedAnswers(t) >= t.majority,
+    )
+    const counted = countedValues(tally)
+    if (counted.length < tally.majority) return []
+    const owners = ownersOf(counted, tally.majority)
+    return withFences ? owners : owners.map((o) => o.owner)
+  } catch {
+    return []
+  }
+}

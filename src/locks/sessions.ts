@@ -1,0 +1,348 @@
+import { createHash, randomBytes } from 'node:crypto'
+import { performance } from 'node:perf_hooks'
+import { fail } from '../errors.js'
+import type { Config } from '../config.js'
+import type { Metrics } from '../metrics.js'
+import type { Quorum, Tally } from '../redis/quorum.js'
+import { Refused } from '../redis/scripts.js'
+import type { LockEngine } from './engine.js'
+import { fenceHint } from './fence-hint.js'
+import { apiKeySessionsKey, lockKeys, sessionKeys, type LockKeys, type SessionKeys } from './keys.js'
+import { storageOf, type AcquireRequest, type Grant, type LockMode } from './types.js'
+import { validityMs } from './validity.js'
+import {
+  anyReplies,
+  backendUnavailable,
+  consensus,
+  countedAnswers,
+  countWhere,
+  renewVotes,
+  replies,
+  settledForRenew,
+  type Reply,
+} from './votes.js'
+
+/** One hold of a session, as its routes show it (never its token). */
+export interface SessionHold {
+  key: string
+  kind: LockMode
+  fence: number
+  remainingMs: number
+}
+
+export interface SessionInfo {
+  ttlMs: number
+  expiresAt: string
+  owner?: string
+}
+
+/** A hold as a session stores it: "<mode>|<token>|<lock key>" (neither tokens nor keys contain '|'). */
+interface Bound {
+  entry: string
+  kind: LockMode
+  token: string
+  key: string
+}
+
+/** The shortest lease a bound hold is granted with, when its session has less left. */
+const MIN_HOLD_TTL_MS = 100
+
+/**
+ * Session ids: "s." and 128 random bits (base64url; src/contract sessionIdRule). The '.' keeps them
+ * apart from lock tokens (which cannot contain one), so using one for the other is a clear 400.
+ */
+export function newSessionId(): string {
+  return `s.${randomBytes(16).toString('base64url')}`
+}
+
+/** What Redis knows a session by: a hash of its id (the id, a secret, is never stored or logged). */
+export function sessionRef(id: string): string {
+  return createHash('sha256').update(id).digest('base64url').slice(0, 22)
+}
+
+function parseBound(entry: string): Bound | undefined {
+  const [kind, token, key] = entry.split('|')
+  if (kind === undefined || token === undefined || key === undefined) return undefined
+  if (!['exclusive', 'read', 'write', 'permit'].includes(kind)) return undefined
+  return { entry, kind: kind as LockMode, token, key }
+}
+
+/** The strings after a session script's first `fixed` fields: its holds. */
+function boundIn(reply: readonly unknown[], fixed: number): Bound[] {
+  return reply.slice(fixed).flatMap((e) => parseBound(String(e)) ?? [])
+}
+
+/** The holds any of `answers` names (a bind reached at least a majority; any majority shares a node with it). */
+function unionOf(answers: readonly (readonly unknown[])[], fixed: number): Bound[] {
+  const all = new Map<string, Bound>()
+  for (const a of answers) for (const b of boundIn(a, fixed)) all.set(b.entry, b)
+  return [...all.values()]
+}
+
+/** A session's script decided: a majority did it, or a majority knows no such session. */
+const settledForSession = (t: Tally<Reply>) =>
+  countWhere(t, (c) => c > 0) >= t.majority || countWhere(t, (c) => c === Refused.SESSION_NOT_FOUND) >= t.majority
+
+/**
+ * Sessions: one lease for many holds. A session lives in its own keys (its own hash tag); each hold
+ * bound to it lives in its lock's keys, marked with the session's reference (include/label.lua). So
+ * every script touches the keys of one hash tag: a keepalive is one script on the session's keys,
+ * then one per bound hold on that hold's lock (in parallel), which also works where they live in
+ * different cluster slots. Every answer counts through the vote rule (votes.ts), on one Redis or a
+ * quorum alike; the holds themselves are made by the lock engine's one acquire path.
+ */
+export class SessionEngine {
+  constructor(
+    private readonly quorum: Quorum,
+    private readonly config: Config,
+    private readonly locks: LockEngine,
+    private readonly metrics: Metrics,
+  ) {}
+
+  private keys(id: string): SessionKeys {
+    return sessionKeys(this.config.keyPrefix, sessionRef(id))
+  }
+
+  private lockKeysOf(b: Bound): { keys: LockKeys; hold: string } {
+    const { namespace, hold } = storageOf(b.kind)
+    return { keys: lockKeys(this.config.keyPrefix, namespace, b.key), hold }
+  }
+
+  private ask(keys: SessionKeys, script: Parameters<Quorum['nodes'][number]['run']>[0], args: (string | number)[]) {
+    return this.quorum.ask((node) => node.run(script, keys.all, args) as Promise<Reply>, settledForSession)
+  }
+
+  /** A session script's answer: the counted replies that did it, or the error when no majority did. */
+  private decided(tally: Tally<Reply>): Reply[] {
+    const done = replies(tally).filter((r) => (r[0] ?? 0) > 0)
+    if (done.length >= tally.majority) return done
+    if (countWhere(tally, (c) => c === Refused.SESSION_NOT_FOUND) >= tally.majority) throw fail.sessionNotFound()
+    throw backendUnavailable(this.quorum, tally, 'no_majority')
+  }
+
+  /**
+   * MAX_SESSIONS_PER_KEY: the API key's live sessions (key_sessions.lua, under the API key's own tag).
+   * 'keep' and 'close' are best effort: a set entry outlives its session by a TTL at most.
+   */
+  private async perKey(by: string, op: 'open' | 'keep' | 'close', ref: string, ttlMs = 0): Promise<void> {
+    if (by === '') return
+    const key = [apiKeySessionsKey(this.config.keyPrefix, by)]
+    const args = [op, ref, ttlMs, this.config.maxSessionsPerKey]
+    if (op !== 'open') {
+      for (const node of this.quorum.nodes) node.run('key_sessions', key, args).catch(() => undefined)
+      return
+    }
+    const tally = await this.quorum.ask(
+      (node) => node.run('key_sessions', key, args) as Promise<Reply>,
+      (t) => countWhere(t, (c) => c === 1) >= t.majority || countWhere(t, (c) => c === Refused.TOO_MANY_SESSIONS) >= t.majority,
+    )
+    if (countWhere(tally, (c) => c === 1) >= tally.majority) return
+    for (const node of this.quorum.nodes) node.run('key_sessions', key, ['close', ref]).catch(() => undefined)
+    if (countWhere(tally, (c) => c === Refused.TOO_MANY_SESSIONS) >= tally.majority)
+      throw fail.tooManySessions(by, this.config.maxSessionsPerKey)
+    throw backendUnavailable(this.quorum, tally, 'no_majority')
+  }
+
+  /** POST /sessions. `by`: the API key opening it ('' while the service runs open). */
+  async open(by: string, ttlMs: number, owner: string | undefined): Promise<SessionInfo & { id: string }> {
+    const id = newSessionId()
+    const keys = this.keys(id)
+    const since = Date.now()
+    await this.perKey(by, 'open', sessionRef(id), ttlMs)
+    const tally = await this.ask(keys, 'session_open', [by, ttlMs, owner ?? ''])
+    if (countWhere(tally, (c) => c === 1) < tally.majority) {
+      for (const node of this.quorum.nodes) node.run('session_close', keys.all, [by]).catch(() => undefined)
+      void this.perKey(by, 'close', sessionRef(id))
+      throw backendUnavailable(this.quorum, tally, 'no_majority')
+    }
+    this.metrics.sessionsOpened.inc()
+    return { id, ttlMs, expiresAt: new Date(since + ttlMs).toISOString(), ...(owner ? { owner } : {}) }
+  }
+
+  /**
+   * PUT /sessions/:id/keepalive: the session for its TTL, then each hold bound to it on its own lock
+   * (in parallel). Answers the holds it still has; those it found gone are forgotten.
+   */
+  async keepalive(
+    by: string,
+    id: string,
+  ): Promise<SessionInfo & { validityMs: number; holds: SessionHold[]; lost: { key: string; kind: LockMode }[] }> {
+    const started = performance.now()
+    const since = Date.now()
+    try {
+      const keys = this.keys(id)
+      const done = this.decided(await this.ask(keys, 'session_keepalive', [by]))
+      const ttlMs = consensus(done.map((r) => r[1] ?? 0))
+      const bound = unionOf(done, 2)
+      const ref = sessionRef(id)
+      void this.perKey(by, 'keep', ref, ttlMs)
+      const renewed = await Promise.all(bound.map((b) => this.renewBound(b, ref, ttlMs)))
+      const holds: SessionHold[] = []
+      const lost: { key: string; kind: LockMode }[] = []
+      const gone: string[] = []
+      renewed.forEach((r, i) => {
+        const b = bound[i] as Bound
+        if (r.held) holds.push({ key: b.key, kind: b.kind, fence: r.fence, remainingMs: ttlMs })
+        else lost.push({ key: b.key, kind: b.kind })
+        if (r.gone) gone.push(b.entry)
+      })
+      if (gone.length > 0) {
+        this.metrics.sessionHoldsLost.inc(gone.length)
+        this.unbind(keys, gone)
+      }
+      this.metrics.sessionKeepalives.inc({ outcome: 'renewed' })
+      return {
+        ttlMs,
+        expiresAt: new Date(since + ttlMs).toISOString(),
+        validityMs: validityMs(ttlMs, performance.now() - started, this.config.driftFactor),
+        holds: holds.sort(byKey),
+        lost: lost.sort(byKey),
+      }
+    } catch (err) {
+      this.metrics.sessionKeepalives.inc({
+        outcome: err instanceof Error && 'code' in err && err.code === 'session_not_found' ? 'not_found' : 'error',
+      })
+      throw err
+    } finally {
+      this.metrics.sessionKeepaliveDuration.observe((performance.now() - started) / 1000)
+    }
+  }
+
+  /** One bound hold renewed on its lock: held (a majority renewed it), and gone (a majority no longer has it bound). */
+  private async renewBound(b: Bound, ref: string, ttlMs: number): Promise<{ held: boolean; gone: boolean; fence: number }> {
+    const { keys, hold } = this.lockKeysOf(b)
+    try {
+      const tally = await this.quorum.ask(
+        (node) => node.run('hold_renew_bound', keys.all, [hold, b.token, ref, ttlMs]) as Promise<Reply>,
+        settledForRenew,
+      )
+      const renewed = renewVotes(tally)
+      if (renewed.length >= tally.majority) return { held: true, gone: false, fence: consensus(renewed.map((r) => r[1] ?? 0)) }
+      return { held: false, gone: countWhere(tally, (c) => c === Refused.NOT_FOUND) >= tally.majority, fence: 0 }
+    } catch {
+      return { held: false, gone: false, fence: 0 }
+    }
+  }
+
+  /** Forget holds of a session (best effort: a stale entry is found gone again at the next keepalive). */
+  private unbind(keys: SessionKeys, entries: readonly string[]): void {
+    for (const node of this.quorum.nodes) node.run('session_unbind', keys.all, entries).catch(() => undefined)
+  }
+
+  /** DELETE /sessions/:id: the session ends at once, then each of its holds is dropped (handed to its waiters). */
+  async close(by: string, id: string): Promise<{ key: string; kind: LockMode; released: boolean }[]> {
+    const keys = this.keys(id)
+    const done = this.decided(await this.ask(keys, 'session_close', [by]))
+    const ref = sessionRef(id)
+    void this.perKey(by, 'close', ref)
+    const hint = fenceHint()
+    const released = await Promise.all(
+      unionOf(done, 1).map(async (b) => {
+        const { keys: lock, hold } = this.lockKeysOf(b)
+        try {
+          // As a release: removing a hold is safe whoever reports it, so every answer is read.
+          const tally = await this.quorum.ask(
+            (node) => node.run('hold_drop_bound', lock.all, [hold, b.token, ref, hint]) as Promise<Reply>,
+            (t) => t.answers.filter((a) => a.ok).length === t.size,
+          )
+          return { key: b.key, kind: b.kind, released: anyReplies(tally).some((r) => r[0] === 1) }
+        } catch {
+          return { key: b.key, kind: b.kind, released: false }
+        }
+      }),
+    )
+    this.metrics.sessionsClosed.inc()
+    return released.sort(byKey)
+  }
+
+  /** GET /sessions/:id: the session and the holds it still has (each looked up on its lock). */
+  async show(by: string, id: string): Promise<SessionInfo & { remainingMs: number; holds: SessionHold[] }> {
+    const keys = this.keys(id)
+    const since = Date.now()
+    const tally = await this.ask(keys, 'session_show', [by])
+    const done = this.decided(tally)
+    const byMajority = (values: number[]) => values.sort((a, b) => b - a)[tally.majority - 1] ?? 0
+    const remainingMs = byMajority(done.map((r) => r[2] ?? 0))
+    const owner = String((done[0] as unknown as unknown[])[3] ?? '')
+    const ref = sessionRef(id)
+    const states = await Promise.all(unionOf(done, 4).map((b) => this.holdState(b, ref)))
+    return {
+      ttlMs: consensus(done.map((r) => r[1] ?? 0)),
+      expiresAt: new Date(since + remainingMs).toISOString(),
+      remainingMs,
+      ...(owner ? { owner } : {}),
+      holds: states.flatMap((s) => s ?? []).sort(byKey),
+    }
+  }
+
+  /** A bound hold as a majority sees it, or undefined when a majority does not have it. */
+  private async holdState(b: Bound, ref: string): Promise<SessionHold | undefined> {
+    const { keys, hold } = this.lockKeysOf(b)
+    try {
+      const tally = await this.quorum.ask(
+        (node) => node.run('hold_state', keys.all, [hold, b.token, ref]) as Promise<Reply>,
+        (t) => countedAnswers(t) >= t.majority,
+      )
+      const held = replies(tally).filter((r) => r[0] === 1)
+      if (held.length < tally.majority) return undefined
+      const remaining = held.map((r) => r[2] ?? 0).sort((x, y) => y - x)
+      return { key: b.key, kind: b.kind, fence: consensus(held.map((r) => r[1] ?? 0)), remainingMs: remaining[tally.majority - 1] ?? 0 }
+    } catch {
+      return undefined
+    }
+  }
+
+  /**
+   * An acquire bound to a session: noted in the session first (so no hold is ever bound to a session
+   * that does not know it), then made by the lock engine with the session's remaining lease and the
+   * session's reference on the hold. `askedTtlMs`: a TTL the request gave, which must be the session's.
+   */
+  async acquire(by: string, id: string, req: AcquireRequest, askedTtlMs: number | undefined): Promise<Grant> {
+    const keys = this.keys(id)
+    const entry = `${req.mode}|${req.token}|${req.key}`
+    const tally = await this.ask(keys, 'session_bind', [by, entry, this.config.maxSessionHolds])
+    const full = replies(tally).filter((r) => r[0] === Refused.TOO_MANY_HOLDS)
+    if (full.length >= tally.majority) {
+      // Bad input first: a TTL other than the session's is 400 whether or not the session is full.
+      const ttlMs = consensus(full.map((r) => r[2] ?? 0))
+      if (askedTtlMs !== undefined && askedTtlMs !== ttlMs) throw ttlMismatch(ttlMs)
+      throw fail.tooManyHolds(this.config.maxSessionHolds)
+    }
+    let done: Reply[]
+    try {
+      done = this.decided(tally)
+    } catch (err) {
+      this.unbind(keys, [entry])
+      throw err
+    }
+    const fresh = done.some((r) => r[0] === 1)
+    const ttlMs = consensus(done.map((r) => r[1] ?? 0))
+    const remaining = done.map((r) => r[2] ?? 0).sort((a, b) => b - a)[tally.majority - 1] ?? 0
+    if (askedTtlMs !== undefined && askedTtlMs !== ttlMs) {
+      if (fresh) this.unbind(keys, [entry])
+      throw ttlMismatch(ttlMs)
+    }
+    try {
+      return await this.locks.acquire({
+        ...req,
+        ttlMs: Math.max(MIN_HOLD_TTL_MS, remaining),
+        keepTtl: false,
+        sessionRef: sessionRef(id),
+      })
+    } catch (err) {
+      if (fresh) this.unbind(keys, [entry])
+      throw err
+    }
+  }
+}
+
+/** A bound acquire that gave a TTL: it must be the session's. */
+function ttlMismatch(ttlMs: number) {
+  return fail.invalid(`a hold bound to a session has the session's TTL (${ttlMs} ms): leave ttlMs out, or give that`, [
+    { path: 'ttlMs', message: `must be the session's TTL, ${ttlMs}` },
+  ])
+}
+
+function byKey(a: { key: string; kind: string }, b: { key: string; kind: string }): number {
+  return a.key < b.key ? -1 : a.key > b.key ? 1 : a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0
+}

@@ -1,0 +1,33 @@
+-- hold_drop_bound.lua — a session ends (DELETE /sessions/:id): drop one of its holds on the hold's own
+-- lock, whatever its count, if it is still bound to that session, and hand the lock to the waiter(s)
+-- that can then proceed (include/queue.lua).
+--
+-- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
+-- KEYS[4..6] the line (include/queue.lua)
+-- ARGV[1] mode: 'read' | 'write' | 'permit'   ARGV[2] token   ARGV[3] session reference
+-- ARGV[4] fence hint, µs, for a hand-off (include/fence.lua)
+--
+-- Returns  { 1 }    DROPPED
+--          { -2 }   NOT_FOUND: no such hold bound to this session
+--@include holds
+--@include fence
+--@include queue
+--@include label
+
+local mode, tok, ref = ARGV[1], ARGV[2], ARGV[3]
+local now = now_ms()
+prune(now)
+
+local slots
+if mode == 'write' then
+  if redis.call('HGET', KEYS[1], 'w') ~= tok or bound_to(mode, tok) ~= ref then return { -2 } end
+  redis.call('HDEL', KEYS[1], unpack(WRITER_FIELDS))
+else
+  local r = get_reader(tok)
+  if not r or bound_to(mode, tok) ~= ref then return { -2 } end
+  slots = r.slots
+  drop_reader(tok)
+end
+refresh_ttl(now)
+wake_front(now, false, ARGV[4], slots)
+return { 1 }

@@ -1,0 +1,17 @@
+-- include/label.lua — a hold's labels, kept in the lock hash next to the hold (include after holds):
+-- its owner (1–200 printable characters, not a secret: what inspect, listings and a 409 show) and
+-- the session it is bound to (the session's reference, a hash of its id: never the id itself).
+-- The writer's: fields wo, wb; a read or semaphore hold's: o:<token>, b:<token>. They go with the
+-- hold (WRITER_FIELDS, forget_reader). '' leaves a label as it is (a re-acquire without owner keeps it).
+local function label(mode, tok, owner, session)
+  local o, b = 'o:' .. tok, 'b:' .. tok
+  if mode == 'write' then o, b = 'wo', 'wb' end
+  if owner ~= '' then redis.call('HSET', KEYS[1], o, owner) end
+  if session ~= '' then redis.call('HSET', KEYS[1], b, session) end
+end
+
+-- The session reference a hold of `tok` in `mode` is bound to ('' when none).
+local function bound_to(mode, tok)
+  if mode == 'write' then return redis.call('HGET', KEYS[1], 'wb') or '' end
+  return redis.call('HGET', KEYS[1], 'b:' .. tok) or ''
+end

@@ -1,0 +1,23 @@
+-- session_bind.lua — note a hold as bound to the session, before the acquire that makes it (so that a
+-- hold never exists bound to a session that does not know it: one that does not become a hold is
+-- unbound again, or dropped at the next keepalive).
+--
+-- KEYS[1] session hash, KEYS[2] its holds (include/session.lua)
+-- ARGV[1] the API key asking ('' while the service runs open)   ARGV[2] the hold "<mode>|<token>|<lock key>"
+-- ARGV[3] the most holds a session may have (MAX_SESSION_HOLDS)
+--
+-- Returns  { 1, ttl, remainingMs }   BOUND: a new entry
+--          { 2, ttl, remainingMs }   ALREADY: it was bound already (a re-acquire)
+--          { -10 }                   SESSION_NOT_FOUND
+--          { -11, holds, ttl }       TOO_MANY_HOLDS: the session has MAX_SESSION_HOLDS holds
+--@include session
+
+local now = session_now()
+local ttl, exp = live_session(now, ARGV[1])
+if not ttl then return { -10 } end
+if redis.call('HEXISTS', KEYS[2], ARGV[2]) == 1 then return { 2, ttl, exp - now } end
+local holds = redis.call('HLEN', KEYS[2])
+if holds >= tonumber(ARGV[3]) then return { -11, holds, ttl } end
+redis.call('HSET', KEYS[2], ARGV[2], '')
+keep_session(exp, now)
+return { 1, ttl, exp - now }

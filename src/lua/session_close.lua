@@ -1,0 +1,16 @@
+-- session_close.lua — end a session (DELETE /sessions/:id): it is gone at once; the engine then drops
+-- each of its holds on its own lock (hold_drop_bound.lua), handing them to their waiters.
+--
+-- KEYS[1] session hash, KEYS[2] its holds (include/session.lua)
+-- ARGV[1] the API key asking ('' while the service runs open)
+--
+-- Returns  { 1, hold, hold, … }   CLOSED (each hold "<mode>|<token>|<lock key>")
+--          { -10 }                SESSION_NOT_FOUND
+--@include session
+
+local now = session_now()
+if not live_session(now, ARGV[1]) then return { -10 } end
+local reply = { 1 }
+for _, hold in ipairs(redis.call('HKEYS', KEYS[2])) do reply[#reply + 1] = hold end
+redis.call('DEL', KEYS[1], KEYS[2])
+return reply

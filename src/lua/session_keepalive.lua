@@ -1,0 +1,19 @@
+-- session_keepalive.lua — renew a session for its TTL, and say which holds are bound to it (the
+-- engine then renews each of them on its own lock: one script per lock, see src/locks/sessions.ts).
+--
+-- KEYS[1] session hash, KEYS[2] its holds (include/session.lua)
+-- ARGV[1] the API key asking ('' while the service runs open)
+--
+-- Returns  { 1, ttl, hold, hold, … }   RENEWED (each hold "<mode>|<token>|<lock key>")
+--          { -10 }                     SESSION_NOT_FOUND: lapsed, closed, never opened, or another API key's
+--@include session
+
+local now = session_now()
+local ttl = live_session(now, ARGV[1])
+if not ttl then return { -10 } end
+redis.call('HSET', KEYS[1], 'exp', now + ttl)
+keep_session(now + ttl, now)
+local reply = { 1, ttl }
+-- Bounded: at most MAX_SESSION_HOLDS.
+for _, hold in ipairs(redis.call('HKEYS', KEYS[2])) do reply[#reply + 1] = hold end
+return reply

@@ -1,0 +1,16 @@
+-- session_show.lua — what GET /sessions/:id shows; changes nothing.
+--
+-- KEYS[1] session hash, KEYS[2] its holds (include/session.lua)
+-- ARGV[1] the API key asking ('' while the service runs open)
+--
+-- Returns  { 1, ttl, remainingMs, owner, hold, hold, … }   (owner '' for none; each hold
+--                                                          "<mode>|<token>|<lock key>")
+--          { -10 }                                         SESSION_NOT_FOUND
+--@include session
+
+local now = session_now()
+local s = redis.call('HMGET', KEYS[1], 'ttl', 'exp', 'owner', 'by')
+if not s[1] or tonumber(s[2]) <= now or (s[4] or '') ~= ARGV[1] then return { -10 } end
+local reply = { 1, tonumber(s[1]), tonumber(s[2]) - now, s[3] or '' }
+for _, hold in ipairs(redis.call('HKEYS', KEYS[2])) do reply[#reply + 1] = hold end
+return reply

@@ -1,0 +1,52 @@
+import { PassThrough } from 'node:stream'
+import t from 'tap'
+import { buildApp } from '../src/app.js'
+import { loadConfig } from '../src/config.js'
+import { writeAuthFile } from './helpers/auth-file.js'
+import { startRedis } from './helpers/redis-server.js'
+import { sessionSuite } from './suites/session.js'
+
+t.test('sessions on one Redis', async (t) => {
+  await sessionSuite(t, [await startRedis({ t })])
+})
+
+t.test("with API keys: a session is its key's alone; MAX_SESSIONS_PER_KEY", async (t) => {
+  const redis = await startRedis({ t })
+  const config = loadConfig({
+    REDIS_URLS: redis.url,
+    AUTH_FILE: writeAuthFile([
+      { name: 'billing', secret: 'billing-secret-0123456789', prefixes: ['billing:'] },
+      { name: 'other', secret: 'other-secret-0123456789', prefixes: ['other:'] },
+    ]),
+    MAX_SESSIONS_PER_KEY: '2',
+    LOG_LEVEL: 'warn',
+  })
+  const app = await buildApp(config, { logStream: new PassThrough() })
+  t.teardown(() => app.close())
+  const as = (secret: string) => ({ authorization: `Bearer ${secret}` })
+  const billing = as('billing-secret-0123456789')
+  const other = as('other-secret-0123456789')
+  const open = (headers: Record<string, string>) => app.inject({ method: 'POST', url: '/sessions', headers, payload: { ttlMs: 2000 } })
+  t.equal((await app.inject({ method: 'POST', url: '/sessions' })).statusCode, 401, 'no key: 401')
+  const first = await open(billing)
+  t.equal(first.statusCode, 201)
+  const id = (first.json() as { id: string }).id
+  t.equal((await open(billing)).statusCode, 201)
+  const third = await open(billing)
+  t.equal(third.statusCode, 429, 'a third live session of one key: 429')
+  t.equal((third.json() as { error: string }).error, 'too_many_sessions')
+  t.equal((await open(other)).statusCode, 201, 'another key has its own count')
+  for (const [method, url] of [
+    ['GET', `/sessions/${id}`],
+    ['PUT', `/sessions/${id}/keepalive`],
+    ['DELETE', `/sessions/${id}`],
+  ] as const) {
+    const res = await app.inject({ method, url, headers: other })
+    t.equal(res.statusCode, 404, `${method} by another key: 404, as if it did not exist`)
+  }
+  const bound = await app.inject({ method: 'POST', url: '/locks/other:x', headers: other, payload: { session: id } })
+  t.equal(bound.statusCode, 404, "binding to another key's session: 404")
+  t.equal((await app.inject({ method: 'POST', url: '/locks/billing:x', headers: billing, payload: { session: id } })).statusCode, 201)
+  t.equal((await app.inject({ method: 'DELETE', url: `/sessions/${id}`, headers: billing })).statusCode, 200, 'its own key closes it')
+  t.equal((await open(billing)).statusCode, 201, 'a closed session no longer counts')
+})
