@@ -14,7 +14,9 @@ import { SessionEngine } from './locks/sessions.js'
 import { opsRoutes } from './http/ops.js'
 import { LockEngine } from './locks/engine.js'
 import { WAITER_LEASE_MS, WaitRoom, wakePrefix } from './locks/waiting.js'
-import { FENCE_MEMORY_MS } from './locks/keys.js'
+import { FENCE_MEMORY_MS, GONE_MEMORY_MS } from './locks/keys.js'
+import { lostChannel, Watchers } from './locks/watch.js'
+import { watchRoutes } from './http/watch.js'
 import { loadScripts } from './redis/scripts.js'
 import { Observed } from './locks/observe.js'
 import { createMetrics, zeroSeries, type DocumentedRoute, type Metrics } from './metrics.js'
@@ -32,6 +34,7 @@ export interface App extends FastifyInstance {
   metrics: Metrics
   engine: LockEngine
   sessions: SessionEngine
+  watchers: Watchers
   waitRoom: WaitRoom
 }
 
@@ -90,6 +93,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     MAX_WAITERS: config.maxWaiters,
     WAITER_LEASE_MS,
     WAKE_PREFIX: wakePrefix(config.keyPrefix),
+    GONE_MEMORY_MS,
+    LOST_CHANNEL: lostChannel(config.keyPrefix),
   })
   const quorum = createQuorum(
     config.redisUrls,
@@ -114,11 +119,17 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await waitRoom.start()
   const engine = new LockEngine(quorum, config, waitRoom, metrics)
   const sessions = new SessionEngine(quorum, config, engine, metrics)
-  const app: App = Object.assign(fastify, { quorum, metrics, engine, sessions, waitRoom })
+  const watchers = new Watchers(quorum, config, metrics)
+  watchers.start()
+  const app: App = Object.assign(fastify, { quorum, metrics, engine, sessions, waitRoom, watchers })
   // SIGTERM: parked waiters answer 503 shutting_down before the server waits for in-flight requests.
-  app.addHook('preClose', async () => waitRoom.stopWaiting())
+  app.addHook('preClose', async () => {
+    waitRoom.stopWaiting()
+    watchers.stopWatching()
+  })
   app.addHook('onClose', async () => {
     await waitRoom.close()
+    await watchers.close()
     await quorum.close()
   })
   app.addHook('onRequest', async (request, reply) => {
@@ -196,6 +207,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(rwlockRoutes, holdOptions)
   await app.register(semaphoreRoutes, holdOptions)
   await app.register(sessionRoutes, { config, sessions })
+  await app.register(watchRoutes, { config, watchers })
   await app.register(opsRoutes, { quorum, metrics, openapiPath })
   await app.after()
   zeroSeries(metrics, quorum.size, documented)

@@ -23,6 +23,7 @@ export const errorStatus = {
   too_many_readers: 429,
   too_many_holds: 429,
   too_many_sessions: 429,
+  too_many_watchers: 429,
   headers_too_large: 431,
   backend_unavailable: 503,
   shutting_down: 503,
@@ -131,6 +132,7 @@ export const fail = {
   /** The session lapsed, was closed, never existed, or belongs to another API key (never says which). */
   sessionNotFound: () =>
     new ServiceError('session_not_found', 'no such session: it lapsed (no keepalive within its TTL), was closed, or never existed'),
+  tooManyWatchers: (message: string) => new ServiceError('too_many_watchers', message, {}, RETRY_AFTER_MS.busy),
   tooManyHolds: (max: number) =>
     new ServiceError(
       'too_many_holds',

@@ -145,6 +145,17 @@ export function createMetrics() {
       help: 'Sessions ended by DELETE /sessions/:id (their holds released)',
       registers: [registry],
     }),
+    watchers: new Gauge({
+      name: 'lock_watchers',
+      help: 'Watch requests (GET …/watch) parked on this replica',
+      registers: [registry],
+    }),
+    lostNotifications: new Counter({
+      name: 'lock_lost_notifications_total',
+      help: 'Watches answered "gone", by reason (expired, released, force_released, session_lost)',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
     sessionHoldsLost: new Counter({
       name: 'lock_session_holds_lost_total',
       help: 'Holds a keepalive found no longer bound to their session (released, expired, force-released, re-bound)',
@@ -162,6 +173,8 @@ export const releaseOutcomes = ['released', 'decremented', 'not_found', 'not_own
 export const waitOutcomes = ['granted', 'timeout', 'cancelled'] as const
 export const quorumFailureReasons = ['no_majority', 'validity_expired', 'fence_not_stored'] as const
 export const keepaliveOutcomes = ['renewed', 'not_found', 'error'] as const
+/** Why a watched hold went (src/locks/watch.ts lostReasons). */
+export const lostReasons = ['expired', 'released', 'force_released', 'session_lost'] as const
 
 /** A route and the status codes its contract documents (so: the status classes it can answer). */
 export interface DocumentedRoute {
@@ -185,6 +198,7 @@ export function zeroSeries(metrics: Metrics, nodeCount: number, routes: readonly
   }
   for (const reason of quorumFailureReasons) metrics.quorumFailures.inc({ reason }, 0)
   for (const outcome of keepaliveOutcomes) metrics.sessionKeepalives.inc({ outcome }, 0)
+  for (const reason of lostReasons) metrics.lostNotifications.inc({ reason }, 0)
   for (let index = 0; index < nodeCount; index++) {
     const node = String(index)
     metrics.nodeCommandDuration.zero({ node })

@@ -75,8 +75,8 @@ Exit codes:
 
 const RUN = `Acquire KEY, run CMD while holding it, release it when CMD exits.
 CMD gets LOCK_KEY, LOCK_FENCE (pass it to the resource you protect) and LOCK_TOKEN in its environment (of a semaphore, also LOCK_PERMITS).
-The lock is renewed in the background (every third of its validity). SIGINT, SIGTERM, SIGHUP and SIGQUIT are forwarded to CMD's process group (CMD runs in its own; SIGTSTP is ignored).
-If the lock is lost (a renew answers 404/409, or renewals keep failing until the validity runs out), CMD's process group gets SIGTERM, then SIGKILL after --grace, and lockctl exits 70.
+The run opens a session (its TTL: --ttl) and binds the lock to it; the session is kept alive in the background (every third of its validity), and the lock is watched (GET …/watch) so that a force-release or a lost session stops CMD at once. SIGINT, SIGTERM, SIGHUP and SIGQUIT are forwarded to CMD's process group (CMD runs in its own; SIGTSTP is ignored).
+If the lock is lost (the watch says it is gone, a keepalive or renew answers 404/409, or they keep failing until the validity runs out), CMD's process group gets SIGTERM, then SIGKILL after --grace, and lockctl exits 70.
 Exits with CMD's exit code, or 128 + the signal number if CMD died by a signal.`
 
 const LIST = `Print one line per held lock, following the service's pagination cursors:

@@ -25,6 +25,8 @@ export interface RequestOptions {
   timeoutMs: number
   /** Aborts the request (the caller's own reason, e.g. a signal): rejects with an AbortedError. */
   signal?: AbortSignal
+  /** A JSON body. */
+  body?: Record<string, unknown>
 }
 
 /** The service could not be reached, or did not answer in time. */
@@ -59,13 +61,14 @@ export class LockServiceClient {
     const headers: Record<string, string> = { accept: 'application/json' }
     if (this.#key) headers.authorization = `Bearer ${this.#key}`
     if (options.token) headers['lock-token'] = options.token
+    if (options.body) headers['content-type'] = 'application/json'
     const timeoutMs = Math.max(1, Math.ceil(options.timeoutMs))
     const timeout = AbortSignal.timeout(timeoutMs)
     const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout
     let response: Response
     let text: string
     try {
-      response = await fetch(url, { method, headers, signal })
+      response = await fetch(url, { method, headers, signal, ...(options.body ? { body: JSON.stringify(options.body) } : {}) })
       text = await response.text()
     } catch (err) {
       if (options.signal?.aborted) throw new AbortedError('aborted')

@@ -36,11 +36,27 @@ export function describeHold(o: Options): string {
   return `${o.lockKey} (${o.mode === 'permit' ? 'semaphore' : o.mode})`
 }
 
-/** POSTs the hold, waiting in line up to --wait: the grant, or the error that ends lockctl. */
-export async function requestGrant(client: LockServiceClient, context: string, o: Options, signal?: AbortSignal): Promise<Grant> {
+/**
+ * POSTs the hold, waiting in line up to --wait: the grant, or the error that ends lockctl. Bound to
+ * `session`, the hold's lease is the session's (no ttl of its own).
+ */
+export async function requestGrant(
+  client: LockServiceClient,
+  context: string,
+  o: Options,
+  signal?: AbortSignal,
+  session?: string,
+): Promise<Grant> {
   const reply = await call(client, context, 'POST', holdPath(o.mode, o.lockKey), {
     token: o.token,
-    query: { ttl: o.ttl, wait: o.wait, limit: o.permits?.limit, permits: o.permits?.permits, owner: o.owner },
+    query: {
+      ttl: session ? undefined : o.ttl,
+      wait: o.wait,
+      limit: o.permits?.limit,
+      permits: o.permits?.permits,
+      owner: o.owner,
+      session,
+    },
     timeoutMs: o.waitMs + REQUEST_TIMEOUT_MS,
     signal,
   })

@@ -3,7 +3,18 @@ import { constants } from 'node:os'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Options } from './args.js'
-import { AbortedError, errorOf, failure, isGrant, type LockServiceClient, type Grant, type Reply } from './client.js'
+import { parseDuration } from '../contract/duration.js'
+import {
+  AbortedError,
+  errorOf,
+  failure,
+  isGrant,
+  unreachable,
+  UnreachableError,
+  type LockServiceClient,
+  type Grant,
+  type Reply,
+} from './client.js'
 import { call, describeHold, holdPath, REQUEST_TIMEOUT_MS, requestGrant } from './commands.js'
 import { CliError, EXIT } from './exit.js'
 
@@ -26,7 +37,19 @@ interface Run {
   path: string
   context: string
   warn: (line: string) => void
+  /** The hold as a session lists it. */
+  key: string
+  kind: Options['mode']
+  /** The run's session (POST /sessions), when the service has sessions: the hold is bound to it. */
+  session?: string
+  /** Its TTL. */
+  sessionTtlMs?: number
 }
+
+/** How long a watch request waits on the service before lockctl asks again. */
+const WATCH_WAIT_MS = 30_000
+/** Bound on closing the run's session at the end. */
+const SESSION_CLOSE_BUDGET_MS = 1_000
 
 /** The hold, and until when (performance.now()) its last grant or renew is valid. */
 interface Lease {
@@ -54,11 +77,12 @@ interface Ended {
  * release when CMD exits. Resolves to lockctl's exit code.
  */
 export async function runLocked(client: LockServiceClient, o: Options, warn: (line: string) => void): Promise<number> {
-  const run: Run = { client, path: holdPath(o.mode, o.lockKey), context: `run ${describeHold(o)}`, warn }
+  const run: Run = { client, path: holdPath(o.mode, o.lockKey), context: `run ${describeHold(o)}`, warn, key: o.lockKey, kind: o.mode }
   const signals = new Signals(run)
   try {
     let lease: Lease
     try {
+      Object.assign(run, await openSession(run, o, signals.interrupted))
       lease = await acquire(run, o, signals.interrupted)
     } catch (err) {
       if (!(err instanceof AbortedError)) throw err
@@ -69,7 +93,66 @@ export async function runLocked(client: LockServiceClient, o: Options, warn: (li
     return await finish(run, lease.grant, ended, signals)
   } finally {
     signals.close()
+    await closeSession(run)
   }
+}
+
+/**
+ * One session for the run (its TTL: --ttl, else the service's default): the hold is bound to it, and
+ * a keepalive renews it. A service without sessions (404 on POST /sessions): the hold is renewed on
+ * its own, as before.
+ */
+async function openSession(run: Run, o: Options, interrupted: AbortSignal): Promise<Pick<Run, 'session' | 'sessionTtlMs'>> {
+  const ttlMs = o.ttl === undefined ? undefined : parseDuration(o.ttl)
+  const reply = await call(run.client, run.context, 'POST', '/sessions', {
+    body: { ...(ttlMs === undefined ? {} : { ttlMs }), ...(o.owner === undefined ? {} : { owner: o.owner }) },
+    timeoutMs: REQUEST_TIMEOUT_MS,
+    signal: interrupted,
+  })
+  if (reply.status === 201 && typeof reply.body.id === 'string' && typeof reply.body.ttlMs === 'number') {
+    return { session: reply.body.id, sessionTtlMs: reply.body.ttlMs }
+  }
+  if (reply.status === 404 && errorOf(reply).error === 'route_not_found') return {}
+  throw failure(run.context, reply)
+}
+
+/** Ends the run's session (best effort: it lapses by itself otherwise). */
+async function closeSession(run: Run): Promise<void> {
+  if (run.session === undefined) return
+  try {
+    await run.client.request('DELETE', `/sessions/${run.session}`, { timeoutMs: SESSION_CLOSE_BUDGET_MS })
+  } catch {
+    // it lapses within its TTL
+  }
+}
+
+/** A renewal's outcome: valid for validityMs from its send time, or why not (`gone`: the hold no longer exists or is not ours). */
+type Renewal = { ok: true; validityMs: number } | { ok: false; answer: string; final: boolean; gone: boolean }
+
+/**
+ * Renews the hold: the run's session's keepalive (which renews every hold bound to it and says which
+ * it still has), or the hold's own renew without a session.
+ */
+async function renewOnce(run: Run, token: string, timeoutMs: number, signal: AbortSignal): Promise<Renewal> {
+  if (run.session !== undefined) {
+    const reply = await run.client.request('PUT', `/sessions/${run.session}/keepalive`, { timeoutMs, signal })
+    if (reply.status === 200 && typeof reply.body.validityMs === 'number') {
+      const holds = Array.isArray(reply.body.holds) ? (reply.body.holds as { key?: unknown; kind?: unknown }[]) : []
+      if (holds.some((h) => h.key === run.key && h.kind === run.kind)) return { ok: true, validityMs: reply.body.validityMs }
+      // The session no longer has the hold: the hold's own renew says why (gone, or not ours).
+    } else if (reply.status !== 404) {
+      return renewalOf(reply, 'keepalive')
+    }
+  }
+  const reply = await run.client.request('PUT', `${run.path}/renew`, { token, timeoutMs, signal })
+  if (reply.status === 200 && isGrant(reply.body)) return { ok: true, validityMs: reply.body.validityMs }
+  return renewalOf(reply, 'renew')
+}
+
+function renewalOf(reply: Reply, what: 'renew' | 'keepalive'): Renewal {
+  const err = errorOf(reply)
+  const answer = `the ${what} answered ${reply.status} ${err.error} (${err.message})`
+  return { ok: false, answer, final: [400, 401, 403, 404, 409].includes(reply.status), gone: reply.status === 404 || reply.status === 409 }
 }
 
 /**
@@ -78,7 +161,16 @@ export async function runLocked(client: LockServiceClient, o: Options, warn: (li
  */
 async function acquire(run: Run, o: Options, interrupted: AbortSignal): Promise<Lease> {
   const sent = performance.now()
-  const grant = await requestGrant(run.client, run.context, o, interrupted)
+  // A wait in line may outlast the session's TTL: it is kept alive meanwhile.
+  const waiting = new AbortController()
+  const keepingAlive = run.session === undefined || o.waitMs === 0 ? undefined : keepAliveWhileWaiting(run, waiting.signal)
+  let grant: Grant
+  try {
+    grant = await requestGrant(run.client, run.context, o, interrupted, run.session)
+  } finally {
+    waiting.abort()
+    await keepingAlive
+  }
   let ready = false
   try {
     const lease = await reanchor(run, grant, sent, interrupted)
@@ -87,6 +179,18 @@ async function acquire(run: Run, o: Options, interrupted: AbortSignal): Promise<
     return lease
   } finally {
     if (!ready) await releaseHold(run, grant.token)
+  }
+}
+
+/** Keeps the run's session alive while its acquire waits in line (every third of its TTL). */
+async function keepAliveWhileWaiting(run: Run, stop: AbortSignal): Promise<void> {
+  while (!stop.aborted) {
+    try {
+      await sleep((run.sessionTtlMs ?? 3000) / 3, undefined, { signal: stop })
+      await run.client.request('PUT', `/sessions/${run.session}/keepalive`, { timeoutMs: REQUEST_TIMEOUT_MS, signal: stop })
+    } catch {
+      // stopped, or a failure the acquire itself will meet
+    }
   }
 }
 
@@ -99,20 +203,21 @@ async function acquire(run: Run, o: Options, interrupted: AbortSignal): Promise<
 async function reanchor(run: Run, grant: Grant, sent: number, interrupted: AbortSignal): Promise<Lease> {
   if (performance.now() - sent <= grant.validityMs / 3) return { grant, deadline: sent + grant.validityMs, validityMs: grant.validityMs }
   const renewSent = performance.now()
-  const reply = await call(run.client, run.context, 'PUT', `${run.path}/renew`, {
-    token: grant.token,
-    timeoutMs: REQUEST_TIMEOUT_MS,
-    signal: interrupted,
-  })
-  if (reply.status === 200 && isGrant(reply.body))
-    return { grant, deadline: renewSent + reply.body.validityMs, validityMs: reply.body.validityMs }
-  if (reply.status === 404 || reply.status === 409) {
+  let renewed: Renewal
+  try {
+    renewed = await renewOnce(run, grant.token, REQUEST_TIMEOUT_MS, interrupted)
+  } catch (err) {
+    if (err instanceof UnreachableError) throw unreachable(run.context, err)
+    throw err
+  }
+  if (renewed.ok) return { grant, deadline: renewSent + renewed.validityMs, validityMs: renewed.validityMs }
+  if (renewed.gone) {
     throw new CliError(
       EXIT.notObtained,
-      `${run.context}: the lock was granted after a wait but lapsed before it could be used (${errorOf(reply).error})`,
+      `${run.context}: the lock was granted after a wait but lapsed before it could be used (${renewed.answer})`,
     )
   }
-  throw failure(run.context, reply)
+  throw new CliError(EXIT.unavailable, `${run.context}: ${renewed.answer}`)
 }
 
 /** Runs CMD in its own process group (so that stopping it reaches its children too), keeping the lock until it exits. */
@@ -145,6 +250,7 @@ async function runCommand(run: Run, o: Options, lease: Lease, signals: Signals):
   }
   const keeper = new Keeper(run, lease, o.graceMs, (signal) => signals.toGroup(signal))
   keeper.start()
+  void watchHold(run, lease.grant.token, keeper)
   const { code, signal } = await exited
   return { code, signal, lost: keeper.stop() }
 }
@@ -280,6 +386,16 @@ class Keeper {
     )
   }
 
+  /** Aborted when the keeper stops (CMD exited, or the lock was lost). */
+  get stopped(): AbortSignal {
+    return this.#stopped.signal
+  }
+
+  /** The service said the hold is gone (the watch): stop CMD now rather than at the next renewal. */
+  gone(reason: string): void {
+    this.#lose(reason, true)
+  }
+
   /** Stops renewing: why the lock was lost, if it was (a validity that has run out by now counts). */
   stop(): Lost | undefined {
     if (this.#lost === undefined && performance.now() > this.#deadline) {
@@ -325,32 +441,31 @@ class Keeper {
         return
       }
       const sent = performance.now()
-      let reply: Reply | undefined
+      let renewal: Renewal | undefined
       let problem = ''
       try {
-        reply = await this.run.client.request('PUT', `${this.run.path}/renew`, {
-          token: this.lease.grant.token,
-          timeoutMs: Math.min(REQUEST_TIMEOUT_MS, Math.max(50, this.#deadline - sent)),
-          signal: stopped,
-        })
+        renewal = await renewOnce(
+          this.run,
+          this.lease.grant.token,
+          Math.min(REQUEST_TIMEOUT_MS, Math.max(50, this.#deadline - sent)),
+          stopped,
+        )
       } catch (err) {
         if (err instanceof AbortedError || stopped.aborted) return
         problem = err instanceof Error ? err.message : String(err)
       }
       if (stopped.aborted) return
-      if (reply) {
-        if (reply.status === 200 && isGrant(reply.body)) {
-          this.#deadline = sent + reply.body.validityMs
+      if (renewal) {
+        if (renewal.ok) {
+          this.#deadline = sent + renewal.validityMs
           this.#armDeadline()
-          delay = reply.body.validityMs / 3
+          delay = renewal.validityMs / 3
           if (failing) this.run.warn(`lockctl: ${this.run.context}: renewed again`)
           failing = false
           continue
         }
-        const err = errorOf(reply)
-        const answer = `the renew answered ${reply.status} ${err.error} (${err.message})`
-        if ([400, 401, 403, 404, 409].includes(reply.status)) return this.#lose(answer, reply.status === 404 || reply.status === 409)
-        problem = answer
+        if (renewal.final) return this.#lose(renewal.answer, renewal.gone)
+        problem = renewal.answer
       }
       const left = this.#deadline - performance.now()
       if (!failing)
@@ -360,5 +475,38 @@ class Keeper {
       failing = true
       delay = Math.min(1000, Math.max(25, left / 4))
     }
+  }
+}
+
+/**
+ * The lost-lock signal: a long poll on the hold's watch route (GET …/watch) for as long as CMD runs.
+ * When the service says the hold is gone (released elsewhere, force-released by an operator, its
+ * session lost, expired), CMD is stopped at once (exit 70) instead of at the next renewal. A service
+ * without watches (404), or a refused watch, leaves the renewals to find out.
+ */
+async function watchHold(run: Run, token: string, keeper: Keeper): Promise<void> {
+  const stopped = keeper.stopped
+  while (!stopped.aborted) {
+    let reply: Reply
+    try {
+      reply = await run.client.request('GET', `${run.path}/watch`, {
+        token,
+        query: { wait: `${WATCH_WAIT_MS}ms` },
+        timeoutMs: WATCH_WAIT_MS + REQUEST_TIMEOUT_MS,
+        signal: stopped,
+      })
+    } catch {
+      if (stopped.aborted) return
+      await sleep(1000, undefined, { signal: stopped }).catch(() => undefined)
+      continue
+    }
+    if (stopped.aborted) return
+    if (reply.status === 200 && reply.body.held === false) {
+      keeper.gone(`the service says it was ${String(reply.body.reason)} at ${String(reply.body.at)}`)
+      return
+    }
+    if (reply.status === 200) continue
+    if (reply.status !== 503 && reply.status !== 429) return
+    await sleep(1000, undefined, { signal: stopped }).catch(() => undefined)
   }
 }

@@ -32,7 +32,7 @@ export interface HoldRoutesOptions {
 }
 
 /** Told when the client hangs up before its answer is sent. */
-function clientGone(response: ServerResponse): ClientGone {
+export function clientGone(response: ServerResponse): ClientGone {
   const gone = new ClientGone()
   response.once('close', () => {
     if (!response.writableFinished) gone.notify()

@@ -21,6 +21,8 @@ export interface LockKeys {
   waitingWriters: string
   /** hash: waiter id → mode and lease */
   waiterInfo: string
+  /** hash: token → "reason|at" of a watched hold that went (include/lost.lua), kept GONE_MEMORY_MS */
+  gone: string
   /** All of them, in the order every script takes its KEYS. */
   all: readonly string[]
 }
@@ -34,9 +36,13 @@ export function lockKeys(prefix: string, namespace: Namespace, key: string): Loc
     waiters: `${base}:q`,
     waitingWriters: `${base}:qw`,
     waiterInfo: `${base}:qi`,
+    gone: `${base}:gone`,
   }
-  return { ...keys, all: [keys.holds, keys.readers, keys.fence, keys.waiters, keys.waitingWriters, keys.waiterInfo] }
+  return { ...keys, all: [keys.holds, keys.readers, keys.fence, keys.waiters, keys.waitingWriters, keys.waiterInfo, keys.gone] }
 }
+
+/** How long the reason a watched hold went is kept for a watcher that asks just after (include/lost.lua). */
+export const GONE_MEMORY_MS = 10_000
 
 /** How long a fence counter outlives the last grant that used it; after that, Redis TIME is the floor. */
 export const FENCE_MEMORY_MS = 7 * 24 * 3600 * 1000

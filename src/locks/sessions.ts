@@ -79,6 +79,26 @@ function unionOf(answers: readonly (readonly unknown[])[], fixed: number): Bound
   return [...all.values()]
 }
 
+/**
+ * session_keepalive.lua's holds (the union of what the answers name, as unionOf) with when each was
+ * bound (0 once held; the earliest any node says), and the Redis time of the answers (the latest).
+ */
+function boundSince(answers: readonly (readonly unknown[])[]): { bound: Bound[]; boundAt: Map<string, number>; now: number } {
+  const all = new Map<string, Bound>()
+  const boundAt = new Map<string, number>()
+  let now = 0
+  for (const a of answers) {
+    now = Math.max(now, Number(a[2] ?? 0))
+    for (let i = 3; i + 1 < a.length; i += 2) {
+      const b = parseBound(String(a[i]))
+      if (!b) continue
+      all.set(b.entry, b)
+      boundAt.set(b.entry, Math.min(boundAt.get(b.entry) ?? Infinity, Number(a[i + 1] ?? 0)))
+    }
+  }
+  return { bound: [...all.values()], boundAt, now }
+}
+
 /** A session's script decided: a majority did it, or a majority knows no such session. */
 const settledForSession = (t: Tally<Reply>) =>
   countWhere(t, (c) => c > 0) >= t.majority || countWhere(t, (c) => c === Refused.SESSION_NOT_FOUND) >= t.majority
@@ -173,17 +193,20 @@ export class SessionEngine {
       const keys = this.keys(id)
       const done = this.decided(await this.ask(keys, 'session_keepalive', [by]))
       const ttlMs = consensus(done.map((r) => r[1] ?? 0))
-      const bound = unionOf(done, 2)
+      const { bound, boundAt, now } = boundSince(done)
       const ref = sessionRef(id)
       void this.perKey(by, 'keep', ref, ttlMs)
       const renewed = await Promise.all(bound.map((b) => this.renewBound(b, ref, ttlMs)))
       const holds: SessionHold[] = []
       const lost: { key: string; kind: LockMode }[] = []
       const gone: string[] = []
+      // A hold bound lately may still be waiting in line for its lock: neither lost nor forgotten yet.
+      const pendingMs = this.config.maxWaitMs + 2 * this.config.nodeTimeoutMs + 1000
       renewed.forEach((r, i) => {
         const b = bound[i] as Bound
-        if (r.held) holds.push({ key: b.key, kind: b.kind, fence: r.fence, remainingMs: ttlMs })
-        else lost.push({ key: b.key, kind: b.kind })
+        if (r.held) return holds.push({ key: b.key, kind: b.kind, fence: r.fence, remainingMs: ttlMs })
+        if (now - (boundAt.get(b.entry) ?? 0) < pendingMs) return
+        lost.push({ key: b.key, kind: b.kind })
         if (r.gone) gone.push(b.entry)
       })
       if (gone.length > 0) {
@@ -323,12 +346,15 @@ export class SessionEngine {
       throw ttlMismatch(ttlMs)
     }
     try {
-      return await this.locks.acquire({
+      const grant = await this.locks.acquire({
         ...req,
         ttlMs: Math.max(MIN_HOLD_TTL_MS, remaining),
         keepTtl: false,
         sessionRef: sessionRef(id),
       })
+      // Held now (no longer waiting in line): a keepalive that no longer finds it reports it lost.
+      for (const node of this.quorum.nodes) node.run('session_bind', keys.all, [by, entry, 0, 'held']).catch(() => undefined)
+      return grant
     } catch (err) {
       if (fresh) this.unbind(keys, [entry])
       throw err

@@ -2,7 +2,7 @@
 -- that carries a given fence. The waiter(s) that can then proceed are woken.
 --
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
--- KEYS[4..6] the line (include/queue.lua)
+-- KEYS[4..6] the line (include/queue.lua), KEYS[7] why watched holds went (include/lost.lua)
 -- ARGV[1] mode: 'read' | 'write'   ARGV[2] fence of the read hold (ignored for 'write')
 -- ARGV[3] fence hint, µs, for a hand-off to the next waiter (include/fence.lua)
 --
@@ -10,12 +10,15 @@
 --@include holds
 --@include fence
 --@include queue
+--@include lost
 
 local now = now_ms()
 prune(now)
 local dropped = 0
 if ARGV[1] == 'write' then
-  if redis.call('HEXISTS', KEYS[1], 'w') == 1 then
+  local tok = redis.call('HGET', KEYS[1], 'w')
+  if tok then
+    mark_lost('write', tok, 'force_released', now)
     redis.call('HDEL', KEYS[1], unpack(WRITER_FIELDS))
     dropped = 1
   end
@@ -24,6 +27,7 @@ else
   for _, tok in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
     local r = get_reader(tok)
     if r and r.fence == tonumber(ARGV[2]) then
+      mark_lost(ARGV[1], tok, 'force_released', now)
       drop_reader(tok)
       dropped = 1
       break

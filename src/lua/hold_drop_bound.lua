@@ -3,7 +3,7 @@
 -- that can then proceed (include/queue.lua).
 --
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
--- KEYS[4..6] the line (include/queue.lua)
+-- KEYS[4..6] the line (include/queue.lua), KEYS[7] why watched holds went (include/lost.lua)
 -- ARGV[1] mode: 'read' | 'write' | 'permit'   ARGV[2] token   ARGV[3] session reference
 -- ARGV[4] fence hint, µs, for a hand-off (include/fence.lua)
 --
@@ -13,6 +13,7 @@
 --@include fence
 --@include queue
 --@include label
+--@include lost
 
 local mode, tok, ref = ARGV[1], ARGV[2], ARGV[3]
 local now = now_ms()
@@ -21,11 +22,13 @@ prune(now)
 local slots
 if mode == 'write' then
   if redis.call('HGET', KEYS[1], 'w') ~= tok or bound_to(mode, tok) ~= ref then return { -2 } end
+  mark_lost(mode, tok, 'session_lost', now)
   redis.call('HDEL', KEYS[1], unpack(WRITER_FIELDS))
 else
   local r = get_reader(tok)
   if not r or bound_to(mode, tok) ~= ref then return { -2 } end
   slots = r.slots
+  mark_lost(mode, tok, 'session_lost', now)
   drop_reader(tok)
 end
 refresh_ttl(now)

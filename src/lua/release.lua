@@ -2,7 +2,7 @@
 -- lock is handed to the waiter(s) that can then proceed (include/queue.lua).
 --
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
--- KEYS[4..6] the line (include/queue.lua)
+-- KEYS[4..6] the line (include/queue.lua), KEYS[7] why watched holds went (include/lost.lua)
 -- ARGV[1] mode: 'read' | 'write'   ARGV[2] token   ARGV[3] fence hint, µs, for a hand-off (include/fence.lua)
 --
 -- Returns  { 1, 0 }           RELEASED: this token's hold is gone
@@ -12,6 +12,7 @@
 --@include holds
 --@include fence
 --@include queue
+--@include lost
 
 local mode, tok = ARGV[1], ARGV[2]
 local now = now_ms()
@@ -24,6 +25,7 @@ if mode == 'write' then
   end
   local count = redis.call('HINCRBY', KEYS[1], 'wc', -1)
   if count > 0 then return { 2, count } end
+  mark_lost(mode, tok, 'released', now)
   redis.call('HDEL', KEYS[1], unpack(WRITER_FIELDS))
   refresh_ttl(now)
   wake_front(now, false, ARGV[3])
@@ -40,6 +42,7 @@ if r.count > 1 then
   put_reader(tok, r, nil)
   return { 2, r.count }
 end
+mark_lost(mode, tok, 'released', now)
 drop_reader(tok)
 refresh_ttl(now)
 -- A semaphore's hold hands its slots on first.

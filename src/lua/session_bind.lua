@@ -5,6 +5,7 @@
 -- KEYS[1] session hash, KEYS[2] its holds (include/session.lua)
 -- ARGV[1] the API key asking ('' while the service runs open)   ARGV[2] the hold "<mode>|<token>|<lock key>"
 -- ARGV[3] the most holds a session may have (MAX_SESSION_HOLDS)
+-- ARGV[4] 'held': the acquire made the hold; mark it as held (bound at 0), if it is still bound
 --
 -- Returns  { 1, ttl, remainingMs }   BOUND: a new entry
 --          { 2, ttl, remainingMs }   ALREADY: it was bound already (a re-acquire)
@@ -15,9 +16,13 @@
 local now = session_now()
 local ttl, exp = live_session(now, ARGV[1])
 if not ttl then return { -10 } end
+if ARGV[4] == 'held' then
+  if redis.call('HEXISTS', KEYS[2], ARGV[2]) == 1 then redis.call('HSET', KEYS[2], ARGV[2], 0) end
+  return { 2, ttl, exp - now }
+end
 if redis.call('HEXISTS', KEYS[2], ARGV[2]) == 1 then return { 2, ttl, exp - now } end
 local holds = redis.call('HLEN', KEYS[2])
 if holds >= tonumber(ARGV[3]) then return { -11, holds, ttl } end
-redis.call('HSET', KEYS[2], ARGV[2], '')
+redis.call('HSET', KEYS[2], ARGV[2], now)
 keep_session(exp, now)
 return { 1, ttl, exp - now }

@@ -6,6 +6,8 @@
 --
 -- Returns  { 1, hold, hold, … }   CLOSED (each hold "<mode>|<token>|<lock key>")
 --          { -10 }                SESSION_NOT_FOUND
+-- Leaves KEYS[1] = { closed = <at ms> } for GONE_MEMORY_MS and pushes "<SHA-1 of KEYS[1]>|released|<at>" on
+-- LOST_CHANNEL, for a watcher of the session (GET /sessions/:id/watch; include/lost.lua)
 --@include session
 
 local now = session_now()
@@ -13,4 +15,7 @@ if not live_session(now, ARGV[1]) then return { -10 } end
 local reply = { 1 }
 for _, hold in ipairs(redis.call('HKEYS', KEYS[2])) do reply[#reply + 1] = hold end
 redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('HSET', KEYS[1], 'closed', now)
+redis.call('PEXPIRE', KEYS[1], GONE_MEMORY_MS)
+redis.call('PUBLISH', LOST_CHANNEL, redis.sha1hex(KEYS[1]) .. '|released|' .. now)
 return reply

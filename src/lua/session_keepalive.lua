@@ -4,7 +4,8 @@
 -- KEYS[1] session hash, KEYS[2] its holds (include/session.lua)
 -- ARGV[1] the API key asking ('' while the service runs open)
 --
--- Returns  { 1, ttl, hold, hold, … }   RENEWED (each hold "<mode>|<token>|<lock key>")
+-- Returns  { 1, ttl, now, hold, boundAt, hold, boundAt, … }   RENEWED (each hold "<mode>|<token>|<lock key>",
+--                                                            and when it was bound, Redis ms)
 --          { -10 }                     SESSION_NOT_FOUND: lapsed, closed, never opened, or another API key's
 --@include session
 
@@ -13,7 +14,11 @@ local ttl = live_session(now, ARGV[1])
 if not ttl then return { -10 } end
 redis.call('HSET', KEYS[1], 'exp', now + ttl)
 keep_session(now + ttl, now)
-local reply = { 1, ttl }
+local reply = { 1, ttl, now }
 -- Bounded: at most MAX_SESSION_HOLDS.
-for _, hold in ipairs(redis.call('HKEYS', KEYS[2])) do reply[#reply + 1] = hold end
+local holds = redis.call('HGETALL', KEYS[2])
+for i = 1, #holds, 2 do
+  reply[#reply + 1] = holds[i]
+  reply[#reply + 1] = tonumber(holds[i + 1]) or 0
+end
 return reply

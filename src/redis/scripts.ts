@@ -29,10 +29,11 @@ export const scriptNames = [
   'session_close',
   'session_show',
   'key_sessions',
+  'watch',
 ] as const
 
-/** Every lock script takes the same six keys of one lock (LockKeys.all), all under one hash tag. */
-export const SCRIPT_KEY_COUNT = 6
+/** Every lock script takes the same seven keys of one lock (LockKeys.all), all under one hash tag. */
+export const SCRIPT_KEY_COUNT = 7
 /** A session's scripts (session_*.lua) take its two keys (SessionKeys.all), under the session's own tag. */
 export const SESSION_SCRIPT_KEY_COUNT = 2
 export type ScriptName = (typeof scriptNames)[number]
@@ -61,6 +62,10 @@ export interface ScriptSettings {
   WAITER_LEASE_MS: number
   /** KEY_PREFIX + 'wake:' (lock-key characters only: safe inside a Lua string) */
   WAKE_PREFIX: string
+  /** How long the reason a watched hold went is kept (include/lost.lua) */
+  GONE_MEMORY_MS: number
+  /** KEY_PREFIX + 'lost': where the scripts say a watched hold or a session went */
+  LOST_CHANNEL: string
 }
 
 const sources = new Map<ScriptName, string>()

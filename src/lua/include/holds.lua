@@ -16,8 +16,8 @@
 -- Expiry is decided here, from the Redis clock; the keys' own TTL always covers the longest live hold
 -- and no more (refresh_ttl), so nothing outlives its holders.
 
--- wo / wb: the writer's owner and session (include/label.lua)
-local WRITER_FIELDS = { 'w', 'wf', 'wc', 'wt', 'we', 'wa', 'wac', 'wo', 'wb' }
+-- wo / wb: the writer's owner and session (include/label.lua); wv: watched (include/lost.lua)
+local WRITER_FIELDS = { 'w', 'wf', 'wc', 'wt', 'we', 'wa', 'wac', 'wo', 'wb', 'wv' }
 
 -- The Redis clock in microseconds.
 local function now_us()
@@ -129,7 +129,7 @@ local function forget_reader(tok)
   local r = get_reader(tok)
   if r and r.slots then vacate(tok, r.slots) end
   -- With its labels (include/label.lua).
-  redis.call('HDEL', KEYS[1], 'r:' .. tok, 'o:' .. tok, 'b:' .. tok)
+  redis.call('HDEL', KEYS[1], 'r:' .. tok, 'o:' .. tok, 'b:' .. tok, 'v:' .. tok)
 end
 
 -- A reply's tail for a semaphore's hold: its slot numbers (nothing for other holds). Quorum mode

@@ -5,8 +5,10 @@
 --
 -- KEYS[1]  hash  ttl (ms), exp (expiry, Redis ms), owner (label, '' for none), by (the API key that
 --                opened it, '' while the service runs open)
--- KEYS[2]  hash  the session's holds: "<mode>|<token>|<lock key>" -> '' (mode: exclusive | read |
---                write | permit; neither tokens nor lock keys contain '|'); at most MAX_SESSION_HOLDS
+-- KEYS[2]  hash  the session's holds: "<mode>|<token>|<lock key>" -> when it was bound (Redis ms; mode:
+--                exclusive | read | write | permit; neither tokens nor lock keys contain '|'); at most
+--                MAX_SESSION_HOLDS. A hold bound lately may still be waiting in line for its lock; 0
+--                once its acquire made it.
 -- Both keys expire with the session.
 
 local function session_now()

@@ -5,3 +5,5 @@ local MAX_READERS = {{MAX_READERS}}           -- most read holds one lock may ha
 local MAX_WAITERS = {{MAX_WAITERS}}           -- most waiters one lock may have
 local WAITER_LEASE_MS = {{WAITER_LEASE_MS}}   -- a waiter's place lapses unless renewed within this
 local WAKE_PREFIX = '{{WAKE_PREFIX}}'         -- wake-ups go to WAKE_PREFIX .. <replica id>
+local GONE_MEMORY_MS = {{GONE_MEMORY_MS}}     -- how long why a watched hold went is kept (include/lost.lua)
+local LOST_CHANNEL = '{{LOST_CHANNEL}}'       -- where a watched hold's or a session's end is pushed

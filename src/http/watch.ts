@@ -1,0 +1,104 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { ZodTypeProvider } from 'fastify-type-provider-zod'
+import type { Config } from '../config.js'
+import { ServiceError } from '../errors.js'
+import type { LockMode } from '../locks/types.js'
+import type { WatchResult, Watchers } from '../locks/watch.js'
+import { authorizeKey } from './auth.js'
+import { clientGone } from './holds.js'
+import { errorResponses, keyParams, sessionParams, tokenHeaders, watchResultSchema, watchSchemas } from './schemas.js'
+import { sessionOwnerKey } from './sessions.js'
+import { oneOf, requireToken } from './tokens.js'
+
+export interface WatchRoutesOptions {
+  config: Config
+  watchers: Watchers
+}
+
+/** The default wait of a watch, when MAX_WAIT_MS allows it. */
+const DEFAULT_WATCH_MS = 30_000
+/** A comment line on an idle event stream, so proxies keep it open. */
+const HEARTBEAT_MS = 15_000
+
+type Watch = (onHeld?: (remainingMs: number) => void) => Promise<WatchResult>
+
+/**
+ * GET …/watch: the lost-lock signal, as a long poll (JSON) or, with `Accept: text/event-stream`, as
+ * Server-Sent Events: `held` ({ held: true, remainingMs }) at once and after each renewal is seen,
+ * then `lost` ({ held: false, reason, at }) and the end of the stream, or the end of the stream when
+ * the wait runs out; `error` (the JSON error) if the backend fails meanwhile.
+ */
+async function answer(request: FastifyRequest, reply: FastifyReply, watch: Watch): Promise<WatchResult | undefined> {
+  if (!/text\/event-stream/i.test(request.headers.accept ?? '')) return watch()
+  const raw = reply.raw
+  reply.hijack()
+  raw.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    'x-request-id': request.id,
+  })
+  const send = (event: string, data: object) => raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
+  const heartbeat = setInterval(() => raw.write(': still watching\n\n'), HEARTBEAT_MS)
+  try {
+    const result = await watch((remainingMs) => send('held', { held: true, remainingMs }))
+    send(result.held ? 'held' : 'lost', result)
+  } catch (err) {
+    if (err instanceof ServiceError && err.code !== 'client_gone') send('error', err.body())
+    else if (!(err instanceof ServiceError)) send('error', { error: 'internal_error', message: 'the watch failed' })
+  } finally {
+    clearInterval(heartbeat)
+    raw.end()
+  }
+  request.log.info({ req: request, res: { statusCode: 200 }, stream: true }, 'request completed')
+  return undefined
+}
+
+/** GET /locks/:key/watch, /rwlocks/:key/{read,write}/watch, /semaphores/:key/watch, /sessions/:id/watch. */
+export async function watchRoutes(fastify: FastifyInstance, { config, watchers }: WatchRoutesOptions): Promise<void> {
+  const app = fastify.withTypeProvider<ZodTypeProvider>()
+  const schemas = watchSchemas(config)
+  const waitOf = (wait: number | undefined) => wait ?? Math.min(DEFAULT_WATCH_MS, config.maxWaitMs)
+  const holds: [string, LockMode, string, string][] = [
+    ['/locks/:key/watch', 'exclusive', 'locks', 'watchLock'],
+    ['/rwlocks/:key/read/watch', 'read', 'rwlocks', 'watchReadHold'],
+    ['/rwlocks/:key/write/watch', 'write', 'rwlocks', 'watchWriteHold'],
+    ['/semaphores/:key/watch', 'permit', 'semaphores', 'watchPermit'],
+  ]
+  for (const [path, mode, tag, operationId] of holds) {
+    app.get(path, {
+      schema: {
+        summary: 'Watch a hold: answers as soon as it is gone (why, when), or when the wait runs out (long poll, or SSE)',
+        operationId,
+        tags: [tag],
+        params: keyParams,
+        querystring: schemas.hold,
+        headers: tokenHeaders,
+        response: { 200: watchResultSchema, ...errorResponses([400, 401, 403, 429, 503]) },
+      },
+      handler: async (request, reply) => {
+        const key = request.params.key
+        authorizeKey(request, key)
+        const token = requireToken(oneOf('token', request.headers['lock-token'], request.query.token))
+        const gone = clientGone(reply.raw)
+        return answer(request, reply, (onHeld) => watchers.watchHold(mode, key, token, waitOf(request.query.wait), gone, onHeld))
+      },
+    })
+  }
+  app.get('/sessions/:id/watch', {
+    schema: {
+      summary: 'Watch a session: answers as soon as it is closed or lapses, or when the wait runs out (long poll, or SSE)',
+      operationId: 'watchSession',
+      tags: ['sessions'],
+      params: sessionParams,
+      querystring: schemas.session,
+      response: { 200: watchResultSchema, ...errorResponses([400, 401, 429, 503]) },
+    },
+    handler: async (request, reply) => {
+      const gone = clientGone(reply.raw)
+      return answer(request, reply, (onHeld) =>
+        watchers.watchSession(sessionOwnerKey(request), request.params.id, waitOf(request.query.wait), gone, onHeld),
+      )
+    },
+  })
+}

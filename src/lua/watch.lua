@@ -1,0 +1,34 @@
+-- watch.lua — GET …/watch: whether a token still has its hold, and if so, flag it as watched, so that
+-- whatever removes it says why (include/lost.lua). Changes nothing else.
+--
+-- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
+-- KEYS[4..6] the line (include/queue.lua), KEYS[7] why watched holds went (include/lost.lua)
+-- ARGV[1] mode: 'read' | 'write' | 'permit'   ARGV[2] token
+--
+-- Returns  { 1, fence, remainingMs, bound }   HELD (bound: 1 when bound to a session)
+--          { -2, reason, at }                 GONE: reason 1 released, 2 force_released,
+--                                             3 session_lost (at: Redis ms), or 0 and 0 when no record
+--                                             is left (it expired, or this token never held it)
+--@include holds
+--@include label
+--@include lost
+
+local mode, tok = ARGV[1], ARGV[2]
+local now = now_ms()
+local fence, expires
+if mode == 'write' then
+  local h = redis.call('HMGET', KEYS[1], 'w', 'wf', 'we')
+  if h[1] == tok then fence, expires = tonumber(h[2]), tonumber(h[3]) end
+else
+  local r = get_reader(tok)
+  if r then fence, expires = r.fence, tonumber(redis.call('ZSCORE', KEYS[2], tok) or '0') end
+end
+if fence and expires > now then
+  redis.call('HSET', KEYS[1], watch_flag(mode, tok), '1')
+  return { 1, fence, expires - now, bound_to(mode, tok) ~= '' and 1 or 0 }
+end
+local gone = redis.call('HGET', KEYS[7], tok)
+if not gone then return { -2, 0, 0 } end
+local reason, at = string.match(gone, '^([%a_]+)|(%d+)$')
+local codes = { released = 1, force_released = 2, session_lost = 3 }
+return { -2, codes[reason] or 0, tonumber(at) or 0 }
