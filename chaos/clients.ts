@@ -13,7 +13,8 @@ import type { HoldKind, HoldSpec } from './kinds/index.js'
 import type { ServiceSettings } from './options.js'
 import { stream, type Rng } from './prng.js'
 
-export type Op = 'acquire' | 'renew' | 'release'
+/** 'session': opening, keeping alive and closing the sessions of session-bound holds. */
+export type Op = 'acquire' | 'renew' | 'release' | 'session'
 /** An HTTP status, or what happened instead of one. */
 export type Outcome = number | 'connection-error' | 'timeout'
 
@@ -57,6 +58,7 @@ const EXPECTED: Record<Op, readonly number[]> = {
   acquire: [200, 201, 409, 429, 503],
   renew: [200, 404, 409, 503],
   release: [200, 404, 409, 503],
+  session: [200, 201, 404, 503],
 }
 const ALLOWED_503 = ['backend_unavailable', 'shutting_down']
 const SLACK_MS = 2_000
@@ -76,7 +78,7 @@ const tokenOf = (client: number, attempt: number) => `chaos-c${client}-a${attemp
 
 export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
   const stats: WorkloadStats = {
-    statuses: { acquire: {}, renew: {}, release: {} },
+    statuses: { acquire: {}, renew: {}, release: {}, session: {} },
     grants: {},
     renewed: 0,
     acquires: [],
@@ -129,6 +131,8 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
     sentAt: number
     doneAt: number
     replica: number
+    /** a session-bound hold: its session's id */
+    sessionId?: string
   }) => {
     const { rng, spec, token, behaviour } = g
     const label = spec.mode === 'exclusive' ? g.kind : spec.mode === 'permit' ? `${g.kind}/${spec.permits}` : `${g.kind}/${spec.mode}`
@@ -146,8 +150,14 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
         // replica) can only have lengthened the hold, and the end believed so far stays safe.
         const left = Math.ceil(end - performance.now())
         const renewTtl = rng.int(Math.min(ttlMax, Math.max(300, left + 100)), ttlMax)
-        const renew = await call(rng, 'renew', 'PUT', `${spec.path}/renew`, token, 0, { ttlMs: renewTtl })
+        // A session's keepalive renews its hold for the session's TTL (never shorter than what is left:
+        // the hold's lease is at most that TTL).
+        const renew = g.sessionId
+          ? await call(rng, 'session', 'PUT', `/sessions/${g.sessionId}/keepalive`, '')
+          : await call(rng, 'renew', 'PUT', `${spec.path}/renew`, token, 0, { ttlMs: renewTtl })
         if (renew.res?.status !== 200) break
+        const kept = renew.res.body.holds as { key: string }[] | undefined
+        if (g.sessionId && !kept?.some((h) => h.key === spec.key)) break
         stats.renewed++
         end = renew.sentAt + (renew.res.body.validityMs as number)
         story += `; renewed via r${renew.replica} at ${(renew.sentAt - o.startedAt).toFixed(0)} validity ${renew.res.body.validityMs as number}`
@@ -169,7 +179,14 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
       end: rel(Math.min(releaseSentAt, end)),
       requestStartedAt: rel(g.sentAt),
     })
-    if (behaviour !== 'abandon') await call(rng, 'release', 'DELETE', spec.path, token)
+    if (behaviour === 'abandon') return
+    // A session-bound hold: released by closing its session half the time.
+    if (g.sessionId && rng.chance(0.5)) {
+      await call(rng, 'session', 'DELETE', `/sessions/${g.sessionId}`, '')
+      return
+    }
+    await call(rng, 'release', 'DELETE', spec.path, token)
+    if (g.sessionId) await call(rng, 'session', 'DELETE', `/sessions/${g.sessionId}`, '')
   }
 
   const client = async (index: number) => {
@@ -187,11 +204,36 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
         [10, 'abandon'],
       ])
       const token = tokenOf(index, attempt)
-      const query = `?ttl=${ttlMs}${waitMs > 0 ? `&wait=${waitMs}` : ''}${spec.acquireQuery ? `&${spec.acquireQuery}` : ''}`
+      // A session-bound hold: a session of the attempt's TTL first (the hold's lease is the session's).
+      let sessionId: string | undefined
+      if (spec.session) {
+        const opened = await call(rng, 'session', 'POST', '/sessions', '', 0, { ttlMs })
+        if (opened.res?.status !== 201) {
+          await sleep(rng.int(50, 150))
+          continue
+        }
+        sessionId = opened.res.body.id as string
+      }
+      const bound = sessionId ? `&session=${sessionId}` : ''
+      const query = `?ttl=${ttlMs}${waitMs > 0 ? `&wait=${waitMs}` : ''}${spec.acquireQuery ? `&${spec.acquireQuery}` : ''}${bound}`
       const { res, sentAt, doneAt, replica } = await call(rng, 'acquire', 'POST', `${spec.path}${query}`, token, waitMs)
 
       if (res?.status === 201) {
-        await holdAndRelease({ rng, name, kind: kind.name, spec, token, behaviour, ttlMs, waitMs, grant: res, sentAt, doneAt, replica })
+        await holdAndRelease({
+          rng,
+          name,
+          kind: kind.name,
+          spec,
+          token,
+          behaviour,
+          ttlMs,
+          waitMs,
+          grant: res,
+          sentAt,
+          doneAt,
+          replica,
+          ...(sessionId ? { sessionId } : {}),
+        })
       } else if (res?.status === 409) {
         await sleep(rng.int(5, 30))
       } else {

@@ -212,7 +212,9 @@ export function formatReport(r: ChaosReport): string {
   )
   lines.push(`duration ${secs(r.durationMs)} (wall clock ${secs(r.wallMs)}), ${r.clients} clients`)
   lines.push(`grants: ${r.grantsTotal} (${counts(r.grants)}), renewals: ${r.renewed}`)
-  for (const op of ['acquire', 'renew', 'release'] as const) lines.push(`  ${op.padEnd(7)} ${counts(r.statuses[op])}`)
+  for (const op of ['acquire', 'renew', 'release', 'session'] as const) {
+    if (op !== 'session' || Object.keys(r.statuses.session).length > 0) lines.push(`  ${op.padEnd(7)} ${counts(r.statuses[op])}`)
+  }
   lines.push(
     `history: ${r.history.holds} holds, ${r.history.overlaps} overlaps, ${r.history.overLimit} over a semaphore's limit, ${r.history.fenceInversions} fence inversions`,
   )

@@ -9,6 +9,7 @@ import type { Rng } from '../prng.js'
 import { exclusive } from './exclusive.js'
 import { rw } from './rw.js'
 import { semaphore } from './semaphore.js'
+import { session } from './session.js'
 
 export interface HoldSpec {
   /** the kind's name (report grouping) */
@@ -25,6 +26,8 @@ export interface HoldSpec {
   /** mode 'permit': the permits asked for and the semaphore's limit, for the history checker */
   permits?: number
   limit?: number
+  /** Bound to a session opened for the attempt (POST /sessions): kept alive and released through it */
+  session?: boolean
 }
 
 export interface HoldKind {
@@ -35,7 +38,7 @@ export interface HoldKind {
   probe(key: string): HoldSpec
 }
 
-const registry: Readonly<Record<string, HoldKind>> = { exclusive, rw, semaphore }
+const registry: Readonly<Record<string, HoldKind>> = { exclusive, rw, semaphore, session }
 
 export function kindNames(): string[] {
   return Object.keys(registry)
