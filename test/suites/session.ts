@@ -195,6 +195,9 @@ export async function sessionSuite(t: Test, nodes: readonly RedisProcess[]): Pro
     t.equal(sessionStateSchema.parse((await call('GET', `/sessions/${s.id}`)).body).holds.length, 5, 'the session still has its 5 holds')
     t.equal((await call('GET', `/locks/${key}`)).status, 404, 'nothing was taken')
     await call('DELETE', `/sessions/${s.id}`)
+    t.notOk(logText().includes(s.id.slice(2)), 'the id sent as ?session= and in paths is never logged')
+    t.match(logText(), /session=\[redacted\]/, 'the query parameter is redacted')
+    t.match(logText(), /\/sessions\/\[redacted\]/, 'so is the path')
   })
 
   t.test('session-bound holds under contention: the history checker (acquire, release, close)', async (t) => {
