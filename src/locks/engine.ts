@@ -21,7 +21,7 @@ import {
 import { validityMs } from './validity.js'
 import { fenceHint } from './fence-hint.js'
 import { listLocks, type LockPage } from './listing.js'
-import { ownersInTheWay } from './owners.js'
+import { holdOwners } from './owners.js'
 import { readerHolds } from './readers.js'
 import type { HandOffVote, WaitRoom, Waiter } from './waiting.js'
 import type { Metrics } from '../metrics.js'
@@ -56,7 +56,7 @@ interface Won {
 }
 type Attempt =
   | ({ granted: true; hold: HoldKind; attempt: string } & Won)
-  | { granted: false; error: ServiceError; retry: boolean; wakeInMs: number; split: boolean }
+  | { granted: false; error: ServiceError; retry: boolean; wakeInMs: number; split: boolean; held?: readonly Reply[] }
 
 /**
  * The lock engine: exclusive locks, read/write holds and semaphores' permits on a quorum of Redis
@@ -97,14 +97,7 @@ export class LockEngine {
       return first.grant
     }
     if (req.waitMs && first.retry) throw this.room.noRoom()
-    throw await this.withOwners(first.error, this.keys(req.mode, req.key).keys)
-  }
-
-  /** A 409 lock_held names the owners of the holds in the way (their labels; never a token). */
-  private async withOwners(error: ServiceError, keys: LockKeys): Promise<ServiceError> {
-    if (error.code !== 'lock_held') return error
-    const owners = await ownersInTheWay(this.quorum, keys)
-    return owners.length > 0 ? fail.withDetails(error, { owners }) : error
+    throw withOwners(first.error, first.held)
   }
 
   private async acquireWaiting(req: AcquireRequest, waitMs: number): Promise<Grant> {
@@ -127,7 +120,7 @@ export class LockEngine {
         waited = true
         if (performance.now() >= deadline) {
           result = 'timeout'
-          throw fail.afterWaiting(await this.withOwners(outcome.error, waiter.keys), performance.now() - started)
+          throw fail.afterWaiting(withOwners(outcome.error, outcome.held), performance.now() - started)
         }
         // Asleep in line until a push, until the holds ahead lapse (wakeInMs), or until the wait runs
         // out; a split vote retries after a random pause (quorum mode). A push may be the lock itself,
@@ -266,12 +259,13 @@ export class LockEngine {
       tally = await ask(args.map((a, i) => (i === PROPOSAL_ARG ? proposal : a)))
       yes = grantVotes(tally)
     }
-    const refused = (error: ServiceError, retry = false, wakeInMs = 0, split = false): Attempt => ({
+    const refused = (error: ServiceError, retry = false, wakeInMs = 0, split = false, held?: readonly Reply[]): Attempt => ({
       granted: false,
       error,
       retry,
       wakeInMs,
       split,
+      ...(held ? { held } : {}),
     })
 
     if (yes.length < tally.majority) {
@@ -281,7 +275,7 @@ export class LockEngine {
       if (error.code !== 'lock_held') return refused(error)
       const held = heldReplies(tally)
       const split = held.length < tally.majority
-      return refused(error, true, Math.min(...held.map((r) => r[2] ?? 0)), split)
+      return refused(error, true, Math.min(...held.map((r) => r[2] ?? 0)), split, held)
     }
 
     // Quorum mode: the fence is the largest the majority proposed, stored back on a majority before
@@ -400,7 +394,7 @@ export class LockEngine {
         (node) => node.run('inspect', keys.all, withReaders ? ['1'] : []) as Promise<Reply>,
         (t) => countedAnswers(t) >= t.majority,
       ),
-      ownersInTheWay(this.quorum, keys, true),
+      holdOwners(this.quorum, keys),
     ])
     const all = replies(tally)
     if (all.length < tally.majority) throw backendUnavailable(this.quorum, tally, 'no_majority')
@@ -457,6 +451,20 @@ export class LockEngine {
     return undefined
   }
 }
+
+/**
+ * A 409 lock_held names the owner labels of the holds in the way: the tail of the HELD replies
+ * (acquire.lua), as the node that names the most of them says; never a token.
+ */
+function withOwners(error: ServiceError, held: readonly Reply[] | undefined): ServiceError {
+  if (error.code !== 'lock_held' || !held) return error
+  let owners: readonly unknown[] = []
+  for (const reply of held) if (reply.length - HELD_FIELDS > owners.length) owners = reply.slice(HELD_FIELDS)
+  return owners.length > 0 ? fail.withDetails(error, { owners: owners.map(String) }) : error
+}
+
+/** A HELD reply's fixed fields (acquire.lua); the owner labels follow them. */
+const HELD_FIELDS = 4
 
 /** Where acquire.lua takes a second round's slots proposal (ARGV[12]). */
 const PROPOSAL_ARG = 11

@@ -34,12 +34,11 @@ export function ownersOf(replies: readonly OwnersReply[], majority: number): Hol
 }
 
 /**
- * Who holds the lock now, for a 409's body: the owners of the holds in the way. Best effort: a label,
- * never worth failing the answer for, so any trouble (or no majority) gives [].
+ * Who holds the lock now, for inspect and the listings: the owner labels of its holds, by fence. Best
+ * effort: a label, never worth failing the answer for, so any trouble (or no majority) gives []. (A
+ * 409 gets them with the refusal itself: acquire.lua's HELD reply.)
  */
-export async function ownersInTheWay(quorum: Quorum, keys: LockKeys): Promise<string[]>
-export async function ownersInTheWay(quorum: Quorum, keys: LockKeys, withFences: true): Promise<HoldOwner[]>
-export async function ownersInTheWay(quorum: Quorum, keys: LockKeys, withFences = false): Promise<string[] | HoldOwner[]> {
+export async function holdOwners(quorum: Quorum, keys: LockKeys): Promise<HoldOwner[]> {
   try {
     const tally = await quorum.ask(
       (node) => node.run('owners', keys.all, [MAX_OWNERS_SHOWN]) as Promise<OwnersReply>,
@@ -47,8 +46,7 @@ export async function ownersInTheWay(quorum: Quorum, keys: LockKeys, withFences 
     )
     const counted = countedValues(tally)
     if (counted.length < tally.majority) return []
-    const owners = ownersOf(counted, tally.majority)
-    return withFences ? owners : owners.map((o) => o.owner)
+    return ownersOf(counted, tally.majority)
   } catch {
     return []
   }

@@ -24,11 +24,12 @@
 --                                           reset (to ttlMs, the kept one with ARGV[9]), count +1
 --                                           only when reentrant
 --                                           (a semaphore's hold, 1 or 2: followed by its slots)
---          { -1, retryAfterMs, wakeInMs, redisUs }
+--          { -1, retryAfterMs, wakeInMs, redisUs, owner… }
 --                                           HELD: a conflicting hold, or others ahead in line.
 --                                           wakeInMs: when a waiter at the front should try again
 --                                           (the conflicting holds lapse); 0: wait for a push.
---                                           redisUs: this node's clock (µs), to date a later hand-off
+--                                           redisUs: this node's clock (µs), to date a later hand-off;
+--                                           owner…: the owner labels of the holds (include/label.lua)
 --          { -4 }                           UPGRADE: a write asked for by a token holding a read
 --          { -5 }                           TOO_MANY_READERS
 --          { -6 }                           TOO_MANY_WAITERS
@@ -77,9 +78,9 @@ local function refused(conflict_ms)
   end
   local front = may_pass(wid, mode)
   if conflict_ms > 0 then
-    return { -1, conflict_ms, front and conflict_ms or 0, clock }
+    return with_owners({ -1, conflict_ms, front and conflict_ms or 0, clock }, now)
   end
-  return { -1, head_lease_ms(now), 0, clock }
+  return with_owners({ -1, head_lease_ms(now), 0, clock }, now)
 end
 
 local w = redis.call('HGET', KEYS[1], 'w')

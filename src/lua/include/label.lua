@@ -10,6 +10,20 @@ local function label(mode, tok, owner, session)
   if session ~= '' then redis.call('HSET', KEYS[1], b, session) end
 end
 
+-- A HELD refusal's tail (acquire.lua): the owner labels of the live holds in the way, the writer's
+-- first, then the read or semaphore holds' by expiry; at most 10 (a 409 names them). Bounded: 10 holds looked at.
+local function with_owners(reply, now)
+  local fixed = #reply
+  local h = redis.call('HMGET', KEYS[1], 'wo', 'we')
+  if h[1] and tonumber(h[2] or '0') > now then reply[#reply + 1] = h[1] end
+  for _, tok in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. now, '+inf', 'LIMIT', 0, 10)) do
+    if #reply - fixed >= 10 then break end
+    local owner = redis.call('HGET', KEYS[1], 'o:' .. tok)
+    if owner then reply[#reply + 1] = owner end
+  end
+  return reply
+end
+
 -- The session reference a hold of `tok` in `mode` is bound to ('' when none).
 local function bound_to(mode, tok)
   if mode == 'write' then return redis.call('HGET', KEYS[1], 'wb') or '' end
