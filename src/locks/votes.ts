@@ -116,7 +116,21 @@ export function renewVotes(tally: Tally<Reply>): Reply[] {
 
 /** For an attempt: settle as soon as a majority granted (in the same slots), or a majority refused. */
 export function settledForAttempt(t: Tally<Reply>): boolean {
-  return grantVotes(t).length >= t.majority || countWhere(t, (c) => c < 0) >= t.majority
+  // Asked on every arrival: one pass over the answers, and grantVotes' grouping by slots only when a
+  // reply names slots (a semaphore's); without slots every granting reply is in one group.
+  let granted = 0
+  let refused = 0
+  let slots = false
+  for (const a of t.answers) {
+    if (!a.ok || !a.node.mayVote) continue
+    const code = a.value[0] ?? 0
+    if (code < 0) refused++
+    else if (code > 0) {
+      granted++
+      if (a.value.length > ACQUIRE_FIELDS) slots = true
+    }
+  }
+  return (slots ? grantVotes(t).length : granted) >= t.majority || refused >= t.majority
 }
 
 /** For renew: settle as soon as a majority renewed (in the same slots), or a majority agrees on a refusal. */
