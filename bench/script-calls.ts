@@ -1,7 +1,8 @@
 /**
  * How many Redis commands the lock scripts run per call, in the cases the benchmarks exercise: from
  * INFO commandstats around many script calls on a fresh redis-server (commands a script runs count
- * there, the EVALSHA itself left out).
+ * there, the EVALSHA itself left out), and the time a call takes inside Redis (EVALSHA's
+ * usec_per_call: the script and its commands, not the network).
  *
  *   node --import tsx bench/script-calls.ts [--n 200]
  *
@@ -32,18 +33,23 @@ function script(name: 'acquire' | 'release', ...args: (string | number)[]): Prom
 const acquireArgs = (token: string, attempt: string) => ['write', token, 30_000, 0, attempt, '', '', fenceHint(), 0]
 
 /** Commands per script call while `run` makes `calls` script calls. */
-async function perCall(calls: number, run: () => Promise<void>): Promise<{ commands: number; byCommand: Record<string, number> }> {
+async function perCall(
+  calls: number,
+  run: () => Promise<void>,
+): Promise<{ commands: number; usecPerCall: number; byCommand: Record<string, number> }> {
   await client.config('RESETSTAT')
   await run()
   const stats = (await client.info('commandstats')) as string
   const byCommand: Record<string, number> = {}
   let commands = 0
+  // Time inside Redis per script call (its commands and the Lua around them; not the network).
+  const usecPerCall = Number(/^cmdstat_evalsha:.*usec_per_call=([\d.]+)/m.exec(stats)?.[1] ?? NaN)
   for (const [, name, count] of stats.matchAll(/^cmdstat_([\w|]+):calls=(\d+)/gm)) {
     if (['evalsha', 'eval', 'config', 'config|resetstat', 'info', 'script|load', 'script'].includes(name as string)) continue
     byCommand[name as string] = Number(count) / calls
     commands += Number(count)
   }
-  return { commands: commands / calls, byCommand }
+  return { commands: commands / calls, usecPerCall, byCommand }
 }
 
 const keys = (i: number) => lockKeys('ls:', 'lock', `calls.${i}`).all

@@ -33,9 +33,7 @@
 --          { -7, limit }                    LIMIT_MISMATCH: the semaphore has holds or waiters, and
 --                                           this limit (fixed until nobody holds or waits)
 --          { -8, permits }                  PERMITS_MISMATCH: this token holds these permits
---@include holds
 --@include fence
---@include queue
 
 local mode, tok, ttl, wid = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[6]
 
@@ -67,6 +65,9 @@ if mode == 'write' then
   end
 end
 --@end-fast-path
+
+--@include holds
+--@include queue
 
 local keep_ttl = ARGV[9] == '1'
 local permits, limit, proposed = tonumber(ARGV[10] or ''), tonumber(ARGV[11] or ''), ARGV[12] or ''

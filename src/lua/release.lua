@@ -9,10 +9,6 @@
 --          { 2, holdCount }   DECREMENTED: a reentrant hold still has holdCount holds
 --          { -2 }             NOT_FOUND: nothing is held (expired or released)
 --          { -3 }             NOT_OWNER: held, but not by this token in this mode
---@include holds
---@include fence
---@include queue
-
 local mode, tok = ARGV[1], ARGV[2]
 
 -- The fast path: the last hold of a live write hold of this token, on a lock with no readers and no
@@ -27,6 +23,10 @@ if mode == 'write' then
   end
 end
 --@end-fast-path
+
+--@include holds
+--@include fence
+--@include queue
 
 local now = now_ms()
 prune(now)
