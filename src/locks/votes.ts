@@ -146,11 +146,6 @@ export function settledByMajority(t: Tally<Reply>): boolean {
   return countWhere(t, did) >= t.majority
 }
 
-/** The values (second slot) of the counted replies with this code. */
-function valuesOf(tally: Tally<Reply>, code: number): number[] {
-  return replies(tally).flatMap((r) => (r[0] === code ? [r[1] ?? 0] : []))
-}
-
 /**
  * Why an acquire was not granted: a refused mode, limit or number of permits, a conflicting hold (or
  * split vote), or no majority.
@@ -162,17 +157,24 @@ export function refusal(
   kind: Kind,
   limits: { maxWaiters: number; maxReaders: number },
 ): ServiceError {
-  if (countWhere(tally, is(Refused.UPGRADE)) >= tally.majority) return fail.upgradeNotSupported(key)
-  const limitsSeen = valuesOf(tally, Refused.LIMIT_MISMATCH)
-  if (limitsSeen.length >= tally.majority) return fail.limitMismatch(key, consensus(limitsSeen))
-  const permitsSeen = valuesOf(tally, Refused.PERMITS_MISMATCH)
-  if (permitsSeen.length >= tally.majority) return fail.permitsMismatch(key, consensus(permitsSeen))
-  if (countWhere(tally, is(Refused.TOO_MANY_WAITERS)) >= tally.majority) {
-    return fail.tooManyWaiters(`${kind} "${key}" already has the most waiters allowed (${limits.maxWaiters}, MAX_WAITERS)`, { key })
+  // The counted replies, read once (a refused attempt, e.g. every 409, comes through here).
+  const counted = replies(tally)
+  const count = (code: number) => counted.reduce((n, r) => (r[0] === code ? n + 1 : n), 0)
+  const valuesOf = (code: number) => counted.flatMap((r) => (r[0] === code ? [r[1] ?? 0] : []))
+  const held = counted.filter((r) => r[0] === Refused.HELD)
+  // The common refusal: a majority says held.
+  if (held.length < tally.majority) {
+    if (count(Refused.UPGRADE) >= tally.majority) return fail.upgradeNotSupported(key)
+    const limitsSeen = valuesOf(Refused.LIMIT_MISMATCH)
+    if (limitsSeen.length >= tally.majority) return fail.limitMismatch(key, consensus(limitsSeen))
+    const permitsSeen = valuesOf(Refused.PERMITS_MISMATCH)
+    if (permitsSeen.length >= tally.majority) return fail.permitsMismatch(key, consensus(permitsSeen))
+    if (count(Refused.TOO_MANY_WAITERS) >= tally.majority) {
+      return fail.tooManyWaiters(`${kind} "${key}" already has the most waiters allowed (${limits.maxWaiters}, MAX_WAITERS)`, { key })
+    }
+    if (count(Refused.TOO_MANY_READERS) >= tally.majority) return fail.tooManyReaders(key, limits.maxReaders)
+    if (tally.size - counted.length > tally.size - tally.majority) return backendUnavailable(quorum, tally, 'no_majority')
   }
-  if (countWhere(tally, is(Refused.TOO_MANY_READERS)) >= tally.majority) return fail.tooManyReaders(key, limits.maxReaders)
-  const held = heldReplies(tally)
-  if (failures(tally) > tally.size - tally.majority && held.length < tally.majority) return backendUnavailable(quorum, tally, 'no_majority')
   // When a majority of the held copies will have lapsed: the earliest the lock can be free.
   const remaining = held.map((r) => r[1] ?? 0).sort((a, b) => a - b)
   const retryAfterMs = Math.max(1, remaining[Math.min(remaining.length, Math.floor(remaining.length / 2) + 1) - 1] ?? RETRY_AFTER_MS.held)
