@@ -7,6 +7,7 @@ import type { Config } from './config.js'
 import { fail } from './errors.js'
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/errors.js'
 import { installAuth } from './http/auth.js'
+import { requestLogFactory } from './http/request-log.js'
 import { lockRoutes, rwlockRoutes } from './http/locks.js'
 import { semaphoreRoutes } from './http/semaphores.js'
 import { opsRoutes } from './http/ops.js'
@@ -59,6 +60,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     },
     // One line per request, written by the onResponse hook below (probes at debug).
     logController: new LogController({ disableRequestLogging: true }),
+    // Each request's logger becomes a pino child only when it writes (src/http/request-log.ts).
+    childLoggerFactory: requestLogFactory,
     frameworkErrors,
     clientErrorHandler,
     bodyLimit: BODY_LIMIT,
