@@ -114,6 +114,11 @@ t.test('the fast paths answer and leave exactly what the general path does', asy
   t.equal((await both('released: not found', 'release', 'lock', 'k1', release('write', A)))[0], -2)
   t.equal((await both('again, on the kept fence counter', 'acquire', 'lock', 'k1', acquire('write', B, 30_000)))[0], 1)
 
+  // What the fast paths do not know goes to the general path: more arguments, more hash fields.
+  t.equal((await both('an argument after the ninth', 'acquire', 'lock', 'k6', [...acquire('write', A, 30_000), '', '', '', 'more']))[0], 1)
+  await Promise.all([fastClient, generalClient].map((c) => c.hset(lockKeys(PREFIX, 'lock', 'k6').holds, 'x', 'another field')))
+  t.equal((await both('a hash with another field', 'release', 'lock', 'k6', release('write', A)))[0], 1)
+
   // A waiting request on a free lock; a line behind it; a release with a line.
   t.equal((await both('free, waiting request', 'acquire', 'lock', 'k2', acquire('write', A, 30_000, { waiter: 'r1.1' })))[0], 1)
   t.equal((await both('joins the line', 'acquire', 'lock', 'k2', acquire('write', B, 30_000, { waiter: 'r1.2' })))[0], -1)
@@ -157,5 +162,11 @@ t.test('the common cases take the fast path: Redis commands per script call', as
   const acquire = (token: string) => ['write', token, 30_000, 0, 'a1', '', '', hint, 0]
   t.equal(await commands(() => call('acquire', 'lock', 'n', acquire('tokenA-0123456789abcdef'))), 5, 'a new lock: 5 commands')
   t.equal(await commands(() => call('acquire', 'lock', 'n', acquire('tokenB-0123456789abcdef'))), 3, 'held by another: 3')
-  t.equal(await commands(() => call('release', 'lock', 'n', ['write', 'tokenA-0123456789abcdef', hint])), 4, 'release: 4')
+  t.equal(await commands(() => call('release', 'lock', 'n', ['write', 'tokenA-0123456789abcdef', hint])), 5, 'release: 5')
+  await call('acquire', 'lock', 'n', acquire('tokenA-0123456789abcdef'))
+  await client.hset(lockKeys(PREFIX, 'lock', 'n').holds, 'x', 'another field')
+  const general = await commands(() => call('release', 'lock', 'n', ['write', 'tokenA-0123456789abcdef', hint]))
+  t.ok(general > 5, `a hash with a field the fast path does not know: the general path (${general} commands)`)
+  const more = await commands(() => call('acquire', 'lock', 'm', [...acquire('tokenA-0123456789abcdef'), '', '', '', 'more']))
+  t.ok(more > 5, `an acquire with an argument after the ninth: the general path (${more} commands)`)
 })
