@@ -28,17 +28,23 @@ export interface LockKeys {
 }
 
 export function lockKeys(prefix: string, namespace: Namespace, key: string): LockKeys {
-  const base = `${prefix}${namespace}:{${key}}`
-  const keys = {
-    holds: base,
-    readers: `${base}:r`,
-    fence: `${base}:fence`,
-    waiters: `${base}:q`,
-    waitingWriters: `${base}:qw`,
-    waiterInfo: `${base}:qi`,
-    gone: `${base}:gone`,
+  const holds = `${prefix}${namespace}:{${key}}`
+  const readers = `${holds}:r`
+  const fence = `${holds}:fence`
+  const waiters = `${holds}:q`
+  const waitingWriters = `${holds}:qw`
+  const waiterInfo = `${holds}:qi`
+  const gone = `${holds}:gone`
+  return {
+    holds,
+    readers,
+    fence,
+    waiters,
+    waitingWriters,
+    waiterInfo,
+    gone,
+    all: [holds, readers, fence, waiters, waitingWriters, waiterInfo, gone],
   }
-  return { ...keys, all: [keys.holds, keys.readers, keys.fence, keys.waiters, keys.waitingWriters, keys.waiterInfo, keys.gone] }
 }
 
 /** How long the reason a watched hold went is kept for a watcher that asks just after (include/lost.lua). */

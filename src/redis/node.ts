@@ -94,9 +94,18 @@ export class RedisNode {
   private checked = false
   /** performance.now() until which the node is in its delayed-restart quarantine. */
   private quarantinedUntil = 0
+  /**
+   * The clock's samplesTaken when the vote rule last found the quarantine over and the clock
+   * trusted, or -1: until the next sample or identification those time-bound parts stay as they
+   * were (quarantine and probation only end, and only a sample or an identification starts them),
+   * so the rule does not read the time again for every answer.
+   */
+  private timeChecksPassedAt = -1
   /** Bumped on every connection change, so a slow identification of an old connection is dropped. */
   private connection = 0
   readonly clock: ClockWatch
+  /** This node's series of redis_node_command_duration_seconds (made once: no label lookup per command). */
+  private readonly commandDuration: { observe(seconds: number): void }
   /** Set by the quorum: decides whether a newly identified node may count (src/redis/restarts.ts). */
   restartCheck: ((node: RedisNode, identity: Identity) => Promise<RestartVerdict>) | undefined
 
@@ -109,6 +118,7 @@ export class RedisNode {
     const timeoutMs = options.timeoutMs
     this.timeoutMs = timeoutMs
     this.address = redisAddress(url)
+    this.commandDuration = metrics.nodeCommandDuration.labels({ node: String(index) })
     this.clock = new ClockWatch(options.driftFactor, options.clockProbationMs)
     this.client = new Redis(url, {
       enableOfflineQueue: false,
@@ -152,9 +162,11 @@ export class RedisNode {
     if (!this.up) return 'down'
     if (this.role !== undefined && this.role !== 'master') return 'replica'
     if (this.role === undefined || !this.checked) return 'identifying'
+    if (this.timeChecksPassedAt === this.clock.samplesTaken) return 'counts'
     const now = performance.now()
     if (now < this.quarantinedUntil) return 'quarantined'
     if (!this.clock.trusted(now)) return 'clock_untrusted'
+    this.timeChecksPassedAt = this.clock.samplesTaken
     return 'counts'
   }
 
@@ -201,6 +213,7 @@ export class RedisNode {
       this.runId = runId
       if (verdict.quarantineUntil > performance.now()) {
         this.quarantinedUntil = verdict.quarantineUntil
+        this.timeChecksPassedAt = -1
         if (verdict.restarted) this.metrics.nodeRestarts.inc({ node: String(this.index) })
         this.options.log?.warn(
           { node: this.index, address: this.address, quarantineMs: Math.round(verdict.quarantineUntil - performance.now()) },
@@ -334,11 +347,11 @@ export class RedisNode {
 
   private async measure<T>(pending: Promise<T>): Promise<T> {
     const started = performance.now()
-    const node = String(this.index)
     try {
       const value = await pending
-      this.lastLatencyMs = Math.round((performance.now() - started) * 100) / 100
-      this.metrics.nodeCommandDuration.observe({ node }, (performance.now() - started) / 1000)
+      const ms = performance.now() - started
+      this.lastLatencyMs = Math.round(ms * 100) / 100
+      this.commandDuration.observe(ms / 1000)
       return value
     } catch (err) {
       const failure = classify(err, this.timeoutMs)
