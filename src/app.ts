@@ -85,6 +85,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     MAX_WAITERS: config.maxWaiters,
     WAITER_LEASE_MS,
     WAKE_PREFIX: wakePrefix(config.keyPrefix),
+    WAKE_COUNTS_RECEIVERS: config.redisMode === 'cluster' ? 0 : 1,
   })
   const quorum = createQuorum(
     topologiesOf(config),

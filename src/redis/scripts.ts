@@ -41,6 +41,8 @@ export interface ScriptSettings {
   WAITER_LEASE_MS: number
   /** KEY_PREFIX + 'wake:' (lock-key characters only: safe inside a Lua string) */
   WAKE_PREFIX: string
+  /** 1: PUBLISH's count of receivers is evidence (one Redis, Sentinel); 0: not (a Redis Cluster). */
+  WAKE_COUNTS_RECEIVERS: 0 | 1
 }
 
 const sources = new Map<ScriptName, string>()

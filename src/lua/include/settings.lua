@@ -5,3 +5,7 @@ local MAX_READERS = {{MAX_READERS}}           -- most read holds one lock may ha
 local MAX_WAITERS = {{MAX_WAITERS}}           -- most waiters one lock may have
 local WAITER_LEASE_MS = {{WAITER_LEASE_MS}}   -- a waiter's place lapses unless renewed within this
 local WAKE_PREFIX = '{{WAKE_PREFIX}}'         -- wake-ups go to WAKE_PREFIX .. <replica id>
+-- 1: PUBLISH's count says whether the waiter's replica heard a push (one Redis, Sentinel). 0 in a Redis
+-- Cluster: there it counts only the publishing node's own subscribers, while the cluster bus delivers
+-- the push to a replica subscribed on any other node, so a 0 does not mean "nobody heard it".
+local WAKE_COUNTS_RECEIVERS = {{WAKE_COUNTS_RECEIVERS}} == 1
