@@ -87,8 +87,6 @@ export function createClient(topology: Topology, settings: ClientSettings): Redi
       ...(topology.password ? { password: topology.password } : {}),
       ...(topology.sentinelPassword ? { sentinelPassword: topology.sentinelPassword } : {}),
       ...(topology.tls ? { tls: {}, sentinelTLS: {}, enableTLSForSentinelMode: true } : {}),
-      // Listen to the sentinels' +switch-master: reconnect to the new primary at once, not on the next error.
-      failoverDetector: true,
       sentinelRetryStrategy: (times: number) => Math.min(100 * times, 1000),
       sentinelCommandTimeout: settings.timeoutMs,
     })
