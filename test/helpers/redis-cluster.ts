@@ -23,6 +23,12 @@ export interface RedisClusterProcesses {
   roles(): Promise<Map<number, 'master' | 'slave'>>
   /** The node serving `slot` as master now. */
   masterOf(slot: number): Promise<RedisProcess>
+  /**
+   * Move one slot to the master `to` by hand, as `redis-cli --cluster reshard` does: IMPORTING on the
+   * target, MIGRATING on the source, MIGRATE of its keys in batches (until none is left: clients
+   * keep creating keys meanwhile, and are sent on with ASK / TRYAGAIN), then SETSLOT NODE everywhere.
+   */
+  migrateSlot(slot: number, to: RedisProcess): Promise<void>
   /** A cluster client (the caller quits it). */
   client(): Cluster
   /**
@@ -85,6 +91,39 @@ export async function startRedisClusterMode(
         if (owner) return owner
       }
       throw new Error(`no node serves slot ${slot}`)
+    },
+    async migrateSlot(slot, to) {
+      const from = await cluster.masterOf(slot)
+      if (from === to) return
+      const open = (n: RedisProcess) => {
+        const c = n.client({ maxRetriesPerRequest: 0, commandTimeout: 5000 })
+        c.on('error', () => undefined)
+        return c
+      }
+      const source = open(from)
+      const target = open(to)
+      try {
+        const sourceId = (await source.cluster('MYID')) as string
+        const targetId = (await target.cluster('MYID')) as string
+        await target.cluster('SETSLOT', slot, 'IMPORTING', sourceId)
+        await source.cluster('SETSLOT', slot, 'MIGRATING', targetId)
+        for (let round = 0; round < 1000; round++) {
+          const keys = (await source.cluster('GETKEYSINSLOT', slot, 100)) as string[]
+          if (keys.length === 0) break
+          await source.call('MIGRATE', '127.0.0.1', String(to.port), '', '0', '5000', 'REPLACE', 'KEYS', ...keys)
+        }
+        await target.cluster('SETSLOT', slot, 'NODE', targetId)
+        await source.cluster('SETSLOT', slot, 'NODE', targetId)
+        for (const node of live()) {
+          if (node === from || node === to) continue
+          const c = open(node)
+          await c.cluster('SETSLOT', slot, 'NODE', targetId).catch(() => undefined)
+          c.disconnect()
+        }
+      } finally {
+        source.disconnect()
+        target.disconnect()
+      }
     },
     client() {
       return new Cluster(
