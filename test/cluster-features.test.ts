@@ -121,6 +121,15 @@ t.test('a Redis Cluster of 3 masters + 3 replicas', async (t) => {
     t.equal(ready.json().nodes[0].vote, 'counts')
     const metrics = (await app.inject({ method: 'GET', url: '/metrics' })).body
     t.match(metrics, /redis_node_command_duration_seconds_count\{node="0"\} [1-9]/, 'commands are timed')
+    t.match(metrics, /^redis_cluster_masters 3$/m, 'three masters serve the slots')
+    for (const shard of [0, 1, 2])
+      t.match(metrics, new RegExp(`^redis_cluster_master_up\\{shard="${shard}"\\} 1$`, 'm'), `shard ${shard} answers`)
+    // A rate needs two samples (one a second).
+    await until(
+      async () =>
+        /^redis_cluster_master_clock_rate\{shard="2"\} [01]\.\d/m.test((await app.inject({ method: 'GET', url: '/metrics' })).body),
+      'a clock rate per master',
+    )
   })
 
   t.test('REDIS_WAIT_REPLICAS: 1 (each master has one replica) grants; 2 cannot be confirmed: 503, rolled back', async (t) => {

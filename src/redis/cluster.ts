@@ -58,21 +58,20 @@ export async function scanCluster(cluster: Cluster, cursor: string, pattern: str
   return [following ? `0.${following.firstSlot}` : '0', keys]
 }
 
-/** One TIME sample per master (for the clock check); masters that do not answer are left out. */
-export async function sampleMasterClocks(cluster: Cluster): Promise<{ address: string; sample: ClockSample }[]> {
+/** One TIME sample per master (for the clock check), by shard (masters in first-slot order); undefined: no answer. */
+export async function sampleMasterClocks(cluster: Cluster): Promise<{ shard: number; address: string; sample: ClockSample | undefined }[]> {
   const masters = clusterMasters(cluster)
-  const samples = await Promise.all(
-    masters.map(async ({ address, redis }) => {
+  return Promise.all(
+    masters.map(async ({ address, redis }, shard) => {
       const sentAt = performance.now()
       try {
         const [s, us] = (await redis.time()) as unknown as [string, string]
-        return [{ address, sample: { sentAt, receivedAt: performance.now(), nodeMs: Number(s) * 1000 + Number(us) / 1000 } }]
+        return { shard, address, sample: { sentAt, receivedAt: performance.now(), nodeMs: Number(s) * 1000 + Number(us) / 1000 } }
       } catch {
-        return []
+        return { shard, address, sample: undefined }
       }
     }),
   )
-  return samples.flat()
 }
 
 /**

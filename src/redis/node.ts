@@ -277,13 +277,19 @@ export class RedisNode {
     const samples = await sampleMasterClocks(cluster)
     const seen = new Set(samples.map((s) => s.address))
     for (const address of this.masterClocks.keys()) if (!seen.has(address)) this.masterClocks.delete(address)
-    for (const { address, sample } of samples) {
+    this.metrics.clusterMasters.set(samples.length)
+    for (const { shard, address, sample } of samples) {
+      this.metrics.clusterMasterUp.set({ shard: String(shard) }, sample ? 1 : 0)
+      if (!sample) continue
       let watch = this.masterClocks.get(address)
       if (!watch) {
         watch = new ClockWatch(this.options.driftFactor, this.options.clockProbationMs)
         this.masterClocks.set(address, watch)
       }
-      if (watch.add(sample) === 'distrusted') {
+      const change = watch.add(sample)
+      const rate = watch.rate()
+      if (rate !== null) this.metrics.clusterMasterClockRate.set({ shard: String(shard) }, rate)
+      if (change === 'distrusted') {
         this.metrics.nodeClockDistrusted.inc({ node: String(this.index) })
         this.options.log?.warn(
           { node: this.index, master: address, why: watch.lastViolation },
