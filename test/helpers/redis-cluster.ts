@@ -39,13 +39,21 @@ export interface RedisClusterProcesses {
 }
 
 export async function startRedisClusterMode(
-  opts: { t?: Teardown; masters?: number; replicasPerMaster?: number; nodeTimeoutMs?: number } = {},
+  opts: {
+    t?: Teardown
+    masters?: number
+    replicasPerMaster?: number
+    nodeTimeoutMs?: number
+    /** Added to each node's environment (e.g. a clock shim's), by node index. */
+    env?: (index: number) => Record<string, string> | undefined
+  } = {},
 ): Promise<RedisClusterProcesses> {
   const masters = opts.masters ?? 3
   const replicas = opts.replicasPerMaster ?? 1
   const nodeTimeoutMs = opts.nodeTimeoutMs ?? 1000
   const nodes = await startRedisCluster(masters * (1 + replicas), {
     t: opts.t,
+    ...(opts.env ? { env: opts.env } : {}),
     args: ['--cluster-enabled', 'yes', '--cluster-node-timeout', String(nodeTimeoutMs), '--cluster-replica-validity-factor', '0'],
   })
   await run(REDIS_CLI, ['--cluster', 'create', ...nodes.map((n) => n.address), '--cluster-replicas', String(replicas), '--cluster-yes'], {
