@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import type { Writable } from 'node:stream'
-import Fastify, { LogController, type FastifyInstance } from 'fastify'
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import fastifySwagger from '@fastify/swagger'
 import { jsonSchemaTransform, jsonSchemaTransformObject, validatorCompiler } from 'fastify-type-provider-zod'
 import type { Config } from './config.js'
 import { fail } from './errors.js'
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/errors.js'
 import { installAuth } from './http/auth.js'
+import { requestLogFactory } from './http/request-log.js'
 import { lockRoutes, rwlockRoutes } from './http/locks.js'
 import { semaphoreRoutes } from './http/semaphores.js'
 import { opsRoutes } from './http/ops.js'
@@ -15,7 +16,7 @@ import { WAITER_LEASE_MS, WaitRoom, wakePrefix } from './locks/waiting.js'
 import { FENCE_MEMORY_MS } from './locks/keys.js'
 import { loadScripts } from './redis/scripts.js'
 import { Observed } from './locks/observe.js'
-import { createMetrics, zeroSeries, type DocumentedRoute, type Metrics } from './metrics.js'
+import { createMetrics, seriesBy, zeroSeries, type DocumentedRoute, type Metrics } from './metrics.js'
 import { createQuorum, type Quorum } from './redis/quorum.js'
 import { topologiesOf } from './redis/topologies.js'
 
@@ -37,6 +38,10 @@ const BODY_LIMIT = 16 * 1024
 /** Routes that load balancers and Prometheus call every few seconds: logged at debug, not info. */
 const PROBES = new Set(['/healthz', '/readyz', '/metrics'])
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/
+/** Fastify's logger is pino's (which its type does not say). */
+type PinoLogger = FastifyBaseLogger & { isLevelEnabled(level: string): boolean }
+/** The status_class label of a status code, by its hundreds. */
+const statusClasses = ['0xx', '1xx', '2xx', '3xx', '4xx', '5xx']
 export const openapiPath = new URL('../openapi.yaml', import.meta.url)
 
 /** The one factory the server, the tests and the benchmarks share. Never reads the environment. */
@@ -56,6 +61,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     },
     // One line per request, written by the onResponse hook below (probes at debug).
     logController: new LogController({ disableRequestLogging: true }),
+    // Each request's logger becomes a pino child only when it writes (src/http/request-log.ts).
+    childLoggerFactory: requestLogFactory,
     frameworkErrors,
     clientErrorHandler,
     bodyLimit: BODY_LIMIT,
@@ -117,16 +124,23 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     await waitRoom.close()
     await quorum.close()
   })
-  app.addHook('onRequest', async (request, reply) => {
+  // Hooks in callback style: an async hook costs every request a promise and a microtask more.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id)
+    done()
   })
-  app.addHook('onResponse', async (request, reply) => {
+  const httpDuration = seriesBy((method, route, statusClass) => metrics.httpDuration.labels({ method, route, status_class: statusClass }))
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url
-    metrics.httpDuration.observe(
-      { method: request.method, route: route ?? 'unmatched', status_class: `${Math.floor(reply.statusCode / 100)}xx` },
+    httpDuration(request.method, route ?? 'unmatched', statusClasses[Math.floor(reply.statusCode / 100)] ?? 'other').observe(
       reply.elapsedTime / 1000,
     )
     const level = route !== undefined && PROBES.has(route) ? 'debug' : 'info'
+    // The line is built only when it is written (LOG_LEVEL=warn writes none).
+    if ((request.log as PinoLogger).isLevelEnabled(level)) logCompleted(request, reply, level)
+    done()
+  })
+  const logCompleted = (request: FastifyRequest, reply: FastifyReply, level: 'debug' | 'info') => {
     const line = {
       req: request,
       res: { statusCode: reply.statusCode },
@@ -134,7 +148,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       ...request.adminAction,
     }
     request.log[level](line, 'request completed')
-  })
+  }
 
   if (options.documentation) {
     await app.register(fastifySwagger, {

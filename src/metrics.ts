@@ -145,6 +145,25 @@ export function createMetrics() {
 
 export type Metrics = ReturnType<typeof createMetrics>
 
+/**
+ * A metric's series by label values (up to three), each made once with `make` (e.g. a prom-client
+ * child: `histogram.labels(...)`) and then found by nested Map lookups, so that a request's metric
+ * update skips prom-client's label checks and its closures. Only for label values from a bounded set
+ * (modes, outcomes, route patterns, methods, status classes).
+ */
+export function seriesBy<T>(make: (a: string, b: string, c: string) => T): (a: string, b: string, c?: string) => T {
+  const byA = new Map<string, Map<string, Map<string, T>>>()
+  return (a, b, c = '') => {
+    let byB = byA.get(a)
+    if (!byB) byA.set(a, (byB = new Map()))
+    let byC = byB.get(b)
+    if (!byC) byB.set(b, (byC = new Map()))
+    let series = byC.get(c)
+    if (!series) byC.set(c, (series = make(a, b, c)))
+    return series
+  }
+}
+
 export const lockModes = ['exclusive', 'read', 'write', 'permit'] as const
 export const acquireOutcomes = ['granted', 'held', 'error'] as const
 export const renewOutcomes = ['renewed', 'not_found', 'not_owner', 'error'] as const

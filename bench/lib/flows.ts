@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
 import type { Flow, FlowContext } from './load.js'
+import type { HoldHistory, Kind } from './history.js'
 
 /** A caller-chosen owner token: 128 random bits, base64url (what the service would make itself). */
 export function randomToken(): string {
@@ -40,15 +41,23 @@ export const acquireRelease: Flow = async (ctx) => {
  * how many hold at once (a lock 1, a semaphore of limit n with one permit each n). The first
  * `holders` grants of a run follow no release, so the line of releases starts with as many
  * placeholders: then the k-th grant after them pairs with the k-th release, the one that freed its
- * place (releases run one at a time in Redis and hand over in that order).
+ * place (releases run one at a time in Redis and hand over in that order). `history`: where the
+ * holds (of that kind) are recorded for the safety check (lib/history.ts), for a server that excludes.
  */
-export function waitingCycle(path: (ctx: FlowContext) => string, query: string, holders = 1): Flow {
+export function waitingCycle(
+  path: (ctx: FlowContext) => string,
+  query: string,
+  holders = 1,
+  history?: { log: HoldHistory; kind: Kind },
+): Flow {
   /** Per load run: when the DELETEs not yet followed by their grant were sent (performance.now()); null: a free place at the start. */
   const releasesSentAt = new Map<string, (number | null)[]>()
   return async (ctx) => {
     const headers = tokenHeaders(ctx)
     const at = path(ctx)
+    const requestStartedAt = performance.now()
     const acquired = await ctx.request('acquire', 'POST', `${at}?${query}`, { headers })
+    const responseAt = performance.now()
     if (acquired.status === 409) {
       // The wait ran out (never expected: a full line turns over in well under its wait).
       ctx.count('timeout')
@@ -62,7 +71,9 @@ export function waitingCycle(path: (ctx: FlowContext) => string, query: string, 
     ctx.count('granted')
     ctx.count(`grants.c${ctx.conn}`)
     // Hold ~0 ms: release at once.
-    pending.push(performance.now())
+    const releaseSentAt = performance.now()
+    pending.push(releaseSentAt)
+    history?.log.record(ctx, at, history.kind, { body: acquired.body, requestStartedAt, responseAt }, releaseSentAt)
     const released = await ctx.request('release', 'DELETE', at, { headers })
     expectStatus('release', released.status, [200], released.body)
   }

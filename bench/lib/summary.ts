@@ -3,6 +3,7 @@ import type { BenchContext, Comparison, RunSpec, Variant } from './context.js'
 import type { HttpServer } from './processes.js'
 import type { TargetCheck } from './scenario.js'
 import type { LoadResult } from './load.js'
+import type { HoldHistory } from './history.js'
 import { fmtMs, fmtNumber, fmtRatio, median } from './stats.js'
 
 /**
@@ -112,4 +113,18 @@ export function waitingMedians(cmp: Comparison, name: string, handoffs = true) {
   }
   const fairness = Number.isFinite(median_.fairness) ? median_.fairness.toFixed(2) : median_.fairness === Infinity ? '∞' : '–'
   return { median: median_, fair, fairness }
+}
+
+/** The safety target of a contended scenario: every hold `history` recorded checked, none in conflict. */
+export function historyTarget(name: string, history: HoldHistory): { target: TargetCheck; note: string } {
+  const { holds, violations, first } = history.check()
+  const shown = `${violations} in ${holds.toLocaleString('en-US')} holds`
+  return {
+    // No holds recorded proves nothing: that fails too.
+    target: {
+      ...target(`${name}: history violations (overlap, fence order)`, violations, shown, '≤', 0),
+      ...(holds === 0 ? { pass: false } : {}),
+    },
+    note: `${name}: the history checker (test/helpers/history.ts) found ${shown}${first ? ` — first: ${first}` : ''}.`,
+  }
 }

@@ -14,13 +14,15 @@
  * The baseline runs the same flow. It grants every POST at once (no exclusion), so for it this is
  * the uncontended acquire + release: its grants/s is this machine's HTTP ceiling for the cycle, and
  * "× base" is service ÷ baseline in the same repetition. Hand-off means nothing there (its holds
- * overlap), so it is not shown for it.
+ * overlap), so it is not shown for it. The service's holds (N = 1 and N = 3) are checked for safety
+ * (lib/history.ts): a target each.
  */
 import { waitingCycle } from '../lib/flows.js'
 import type { LoadResult } from '../lib/load.js'
 import type { Scenario, TargetCheck } from '../lib/scenario.js'
 import { fmtMs, fmtNumber, fmtRatio, median, roundAll } from '../lib/stats.js'
-import { compareEach, grantsPerSec, target, waitingMedians } from '../lib/summary.js'
+import { compareEach, grantsPerSec, historyTarget, target, waitingMedians } from '../lib/summary.js'
+import { HoldHistory } from '../lib/history.js'
 
 const CONNECTIONS = [16, 64] as const
 const TTL = '5s'
@@ -32,6 +34,9 @@ const TARGET_FAIRNESS = 1.5
 
 /** The hot-key cycle: every connection waits in line on one lock (the semaphore scenario measures against it too). */
 export const hotKeyFlow = waitingCycle((ctx) => `/locks/hot.${ctx.runId}`, `ttl=${TTL}&wait=${WAIT}`)
+/** The same cycle, its holds recorded for the safety check. */
+const checkedFlow = (log: HoldHistory) =>
+  waitingCycle((ctx) => `/locks/hot.${ctx.runId}`, `ttl=${TTL}&wait=${WAIT}`, 1, { log, kind: { mode: 'exclusive' } })
 
 const scenario: Scenario = {
   id: 'hot-key-wait',
@@ -45,10 +50,15 @@ const scenario: Scenario = {
   async run(ctx) {
     const [baseline, service, quorum] = await Promise.all([ctx.baseline(), ctx.service({ nodes: 1 }), ctx.service({ nodes: 3 })])
     const targets: TargetCheck[] = []
+    const histories = { service: new HoldHistory(), 'service N=3': new HoldHistory() }
     // A connection still parked when the window ends gets its turn within ~64 hand-offs.
     const { rows, figures, notes } = await compareEach(
       ctx,
-      { baseline, service, 'service N=3': quorum },
+      {
+        baseline,
+        service: { server: service, flow: checkedFlow(histories.service) },
+        'service N=3': { server: quorum, flow: checkedFlow(histories['service N=3']) },
+      },
       { connections: CONNECTIONS, flow: hotKeyFlow, drainMs: 3000 },
       (cmp, name, connections) => {
         // The baseline's holds overlap: hand-off means nothing there.
@@ -98,6 +108,8 @@ const scenario: Scenario = {
         return { cells, figures: { median: roundAll(m), ratioToBaseline: roundAll(x), perRepetition: fair, runs: cmp.of(name) } }
       },
     )
+    const checked = Object.entries(histories).map(([name, history]) => historyTarget(`hot key, ${name}`, history))
+    targets.push(...checked.map((c) => c.target))
     return {
       columns: [
         'server',
@@ -119,6 +131,7 @@ const scenario: Scenario = {
       targets,
       notes: [
         ...notes,
+        ...checked.map((c) => c.note),
         '"acquire" is the POST with its time in line; per-connection grant counts are medians over the repetitions, max ÷ min is the median of the per-repetition ratios.',
       ],
     }

@@ -24,16 +24,13 @@ export interface LockKeys {
 }
 
 export function lockKeys(prefix: string, namespace: Namespace, key: string): LockKeys {
-  const base = `${prefix}${namespace}:{${key}}`
-  const keys = {
-    holds: base,
-    readers: `${base}:r`,
-    fence: `${base}:fence`,
-    waiters: `${base}:q`,
-    waitingWriters: `${base}:qw`,
-    waiterInfo: `${base}:qi`,
-  }
-  return { ...keys, all: [keys.holds, keys.readers, keys.fence, keys.waiters, keys.waitingWriters, keys.waiterInfo] }
+  const holds = `${prefix}${namespace}:{${key}}`
+  const readers = `${holds}:r`
+  const fence = `${holds}:fence`
+  const waiters = `${holds}:q`
+  const waitingWriters = `${holds}:qw`
+  const waiterInfo = `${holds}:qi`
+  return { holds, readers, fence, waiters, waitingWriters, waiterInfo, all: [holds, readers, fence, waiters, waitingWriters, waiterInfo] }
 }
 
 /** How long a fence counter outlives the last grant that used it; after that, Redis TIME is the floor. */

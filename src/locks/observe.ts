@@ -1,17 +1,28 @@
 import { performance } from 'node:perf_hooks'
 import { ServiceError } from '../errors.js'
-import type { Metrics } from '../metrics.js'
+import { seriesBy, type Metrics } from '../metrics.js'
 import type { Grant, LockMode, Release } from './types.js'
 
 /** Wraps lock operations so every one of them updates the metrics, whatever the outcome. */
 export class Observed {
-  constructor(private readonly metrics: Metrics) {}
+  private readonly acquireDuration: (mode: string, outcome: string) => { observe(seconds: number): void }
+  private readonly contention: (mode: string) => { inc(): void }
+  private readonly renewals: (mode: string, outcome: string) => { inc(): void }
+  private readonly releases: (mode: string, outcome: string) => { inc(): void }
+
+  constructor(metrics: Metrics) {
+    this.acquireDuration = seriesBy((mode, outcome) => metrics.acquireDuration.labels({ mode, outcome }))
+    const contention = seriesBy((mode) => metrics.contention.labels({ mode }))
+    this.contention = (mode) => contention(mode, '')
+    this.renewals = seriesBy((mode, outcome) => metrics.renewals.labels({ mode, outcome }))
+    this.releases = seriesBy((mode, outcome) => metrics.releases.labels({ mode, outcome }))
+  }
 
   // Not an async function: a waiting acquire stays pending for up to MAX_WAIT_MS, and a .then costs a
   // parked request less memory than a suspended async frame.
   acquire(mode: LockMode, op: () => Promise<Grant>): Promise<Grant> {
     const started = performance.now()
-    const observe = (outcome: string) => this.metrics.acquireDuration.observe({ mode, outcome }, (performance.now() - started) / 1000)
+    const observe = (outcome: string) => this.acquireDuration(mode, outcome).observe((performance.now() - started) / 1000)
     return op().then(
       (grant) => {
         observe('granted')
@@ -19,7 +30,7 @@ export class Observed {
       },
       (err: unknown) => {
         const held = err instanceof ServiceError && err.code === 'lock_held'
-        if (held) this.metrics.contention.inc({ mode })
+        if (held) this.contention(mode).inc()
         observe(held ? 'held' : 'error')
         throw err
       },
@@ -29,10 +40,10 @@ export class Observed {
   async renew(mode: LockMode, op: () => Promise<Grant>): Promise<Grant> {
     try {
       const grant = await op()
-      this.metrics.renewals.inc({ mode, outcome: 'renewed' })
+      this.renewals(mode, 'renewed').inc()
       return grant
     } catch (err) {
-      this.metrics.renewals.inc({ mode, outcome: failureOutcome(err) })
+      this.renewals(mode, failureOutcome(err)).inc()
       throw err
     }
   }
@@ -40,10 +51,10 @@ export class Observed {
   async release(mode: LockMode, op: () => Promise<Release>): Promise<Release> {
     try {
       const result = await op()
-      this.metrics.releases.inc({ mode, outcome: result.released ? 'released' : 'decremented' })
+      this.releases(mode, result.released ? 'released' : 'decremented').inc()
       return result
     } catch (err) {
-      this.metrics.releases.inc({ mode, outcome: failureOutcome(err) })
+      this.releases(mode, failureOutcome(err)).inc()
       throw err
     }
   }

@@ -13,11 +13,16 @@ export type HoldKind = 'read' | 'write' | 'permit'
  * An exclusive lock is a lock that only ever has a writer, a semaphore one that only ever has
  * holders of permits (weighted readers, at most its limit in all), each in a namespace of its own.
  */
-export function storageOf(mode: LockMode): { namespace: Namespace; hold: HoldKind } {
-  if (mode === 'exclusive') return { namespace: 'lock', hold: 'write' }
-  if (mode === 'permit') return { namespace: 'sem', hold: 'permit' }
-  return { namespace: 'rw', hold: mode }
+export function storageOf(mode: LockMode): { readonly namespace: Namespace; readonly hold: HoldKind } {
+  return STORAGE[mode]
 }
+
+const STORAGE: Readonly<Record<LockMode, { readonly namespace: Namespace; readonly hold: HoldKind }>> = Object.freeze({
+  exclusive: { namespace: 'lock', hold: 'write' },
+  read: { namespace: 'rw', hold: 'read' },
+  write: { namespace: 'rw', hold: 'write' },
+  permit: { namespace: 'sem', hold: 'permit' },
+})
 
 /** How messages name what a request of this mode is about. */
 export function kindOf(mode: LockMode): Kind {

@@ -116,7 +116,21 @@ export function renewVotes(tally: Tally<Reply>): Reply[] {
 
 /** For an attempt: settle as soon as a majority granted (in the same slots), or a majority refused. */
 export function settledForAttempt(t: Tally<Reply>): boolean {
-  return grantVotes(t).length >= t.majority || countWhere(t, (c) => c < 0) >= t.majority
+  // Asked on every arrival: one pass over the answers, and grantVotes' grouping by slots only when a
+  // reply names slots (a semaphore's); without slots every granting reply is in one group.
+  let granted = 0
+  let refused = 0
+  let slots = false
+  for (const a of t.answers) {
+    if (!a.ok || !a.node.mayVote) continue
+    const code = a.value[0] ?? 0
+    if (code < 0) refused++
+    else if (code > 0) {
+      granted++
+      if (a.value.length > ACQUIRE_FIELDS) slots = true
+    }
+  }
+  return (slots ? grantVotes(t).length : granted) >= t.majority || refused >= t.majority
 }
 
 /** For renew: settle as soon as a majority renewed (in the same slots), or a majority agrees on a refusal. */
@@ -132,11 +146,6 @@ export function settledByMajority(t: Tally<Reply>): boolean {
   return countWhere(t, did) >= t.majority
 }
 
-/** The values (second slot) of the counted replies with this code. */
-function valuesOf(tally: Tally<Reply>, code: number): number[] {
-  return replies(tally).flatMap((r) => (r[0] === code ? [r[1] ?? 0] : []))
-}
-
 /**
  * Why an acquire was not granted: a refused mode, limit or number of permits, a conflicting hold (or
  * split vote), or no majority.
@@ -148,17 +157,24 @@ export function refusal(
   kind: Kind,
   limits: { maxWaiters: number; maxReaders: number },
 ): ServiceError {
-  if (countWhere(tally, is(Refused.UPGRADE)) >= tally.majority) return fail.upgradeNotSupported(key)
-  const limitsSeen = valuesOf(tally, Refused.LIMIT_MISMATCH)
-  if (limitsSeen.length >= tally.majority) return fail.limitMismatch(key, consensus(limitsSeen))
-  const permitsSeen = valuesOf(tally, Refused.PERMITS_MISMATCH)
-  if (permitsSeen.length >= tally.majority) return fail.permitsMismatch(key, consensus(permitsSeen))
-  if (countWhere(tally, is(Refused.TOO_MANY_WAITERS)) >= tally.majority) {
-    return fail.tooManyWaiters(`${kind} "${key}" already has the most waiters allowed (${limits.maxWaiters}, MAX_WAITERS)`, { key })
+  // The counted replies, read once (a refused attempt, e.g. every 409, comes through here).
+  const counted = replies(tally)
+  const count = (code: number) => counted.reduce((n, r) => (r[0] === code ? n + 1 : n), 0)
+  const valuesOf = (code: number) => counted.flatMap((r) => (r[0] === code ? [r[1] ?? 0] : []))
+  const held = counted.filter((r) => r[0] === Refused.HELD)
+  // The common refusal: a majority says held.
+  if (held.length < tally.majority) {
+    if (count(Refused.UPGRADE) >= tally.majority) return fail.upgradeNotSupported(key)
+    const limitsSeen = valuesOf(Refused.LIMIT_MISMATCH)
+    if (limitsSeen.length >= tally.majority) return fail.limitMismatch(key, consensus(limitsSeen))
+    const permitsSeen = valuesOf(Refused.PERMITS_MISMATCH)
+    if (permitsSeen.length >= tally.majority) return fail.permitsMismatch(key, consensus(permitsSeen))
+    if (count(Refused.TOO_MANY_WAITERS) >= tally.majority) {
+      return fail.tooManyWaiters(`${kind} "${key}" already has the most waiters allowed (${limits.maxWaiters}, MAX_WAITERS)`, { key })
+    }
+    if (count(Refused.TOO_MANY_READERS) >= tally.majority) return fail.tooManyReaders(key, limits.maxReaders)
+    if (tally.size - counted.length > tally.size - tally.majority) return backendUnavailable(quorum, tally, 'no_majority')
   }
-  if (countWhere(tally, is(Refused.TOO_MANY_READERS)) >= tally.majority) return fail.tooManyReaders(key, limits.maxReaders)
-  const held = heldReplies(tally)
-  if (failures(tally) > tally.size - tally.majority && held.length < tally.majority) return backendUnavailable(quorum, tally, 'no_majority')
   // When a majority of the held copies will have lapsed: the earliest the lock can be free.
   const remaining = held.map((r) => r[1] ?? 0).sort((a, b) => a - b)
   const retryAfterMs = Math.max(1, remaining[Math.min(remaining.length, Math.floor(remaining.length / 2) + 1) - 1] ?? RETRY_AFTER_MS.held)

@@ -9,11 +9,32 @@
 --          { 2, holdCount }   DECREMENTED: a reentrant hold still has holdCount holds
 --          { -2 }             NOT_FOUND: nothing is held (expired or released)
 --          { -3 }             NOT_OWNER: held, but not by this token in this mode
+local mode, tok = ARGV[1], ARGV[2]
+
+-- The fast path: the last hold of a live write hold of this token, on a lock with no readers, no line
+-- and nothing else in its hash, ends with the hash itself (what the general path below leaves: nothing to keep, nobody to
+-- hand over to). Anything else falls through (test/fast-path.test.ts compares it with the general path).
+--@fast-path
+if mode == 'write' then
+  local h = redis.call('HMGET', KEYS[1], 'w', 'wc', 'we')
+  -- HLEN: the hash holds the writer's seven fields and nothing else (anything more: the general path).
+  if
+    h[1] == tok
+    and tonumber(h[2]) == 1
+    and redis.call('EXISTS', KEYS[2], KEYS[4]) == 0
+    and redis.call('HLEN', KEYS[1]) == 7
+    and tonumber(h[3] or '0') > now_ms()
+  then
+    redis.call('DEL', KEYS[1])
+    return { 1, 0 }
+  end
+end
+--@end-fast-path
+
 --@include holds
 --@include fence
 --@include queue
 
-local mode, tok = ARGV[1], ARGV[2]
 local now = now_ms()
 prune(now)
 

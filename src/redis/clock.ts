@@ -47,6 +47,8 @@ export class ClockWatch {
   private rateBefore: number | null = null
   /** Why it was last distrusted (for the log line). */
   lastViolation: string | undefined
+  /** Bumped by every sample: what a cached verdict of `trusted` was read against (RedisNode.vote). */
+  samplesTaken = 0
 
   constructor(
     private readonly driftFactor: number,
@@ -57,6 +59,7 @@ export class ClockWatch {
   add(sample: ClockSample, now = sample.receivedAt): ClockChange {
     const { wasTrusted } = this
     const hadSamples = this.everSampled
+    this.samplesTaken++
     this.everSampled = true
     const violation = this.samples.map((earlier) => this.check(earlier, sample)).find((v) => v !== undefined)
     if (violation !== undefined) {

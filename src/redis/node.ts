@@ -115,13 +115,24 @@ export class RedisNode {
   private checked = false
   /** performance.now() until which the node is in its delayed-restart quarantine. */
   private quarantinedUntil = 0
+  /**
+   * The clock's samplesTaken when the vote rule last found the quarantine over and the clock
+   * trusted, or -1: until the next sample or identification those time-bound parts stay as they
+   * were (quarantine and probation only end, and only a sample or an identification starts them),
+   * so the rule does not read the time again for every answer.
+   */
+  private timeChecksPassedAt = -1
   /** Bumped on every connection change, so a slow identification of an old connection is dropped. */
   private connection = 0
   clock: ClockWatch
   /** A cluster's: one clock watch per master ("host:port"); every one must be trusted. */
   private readonly masterClocks = new Map<string, ClockWatch>()
+  /** A cluster's: rounds of master clock samples taken (what `timeChecksPassedAt` compares with there). */
+  private masterRounds = 0
   /** INFO said cluster_enabled:1 (a standalone URL that points into a Redis Cluster is refused at start). */
   clusterEnabled = false
+  /** This node's series of redis_node_command_duration_seconds (made once: no label lookup per command). */
+  private readonly commandDuration: { observe(seconds: number): void }
   /** Set by the quorum: decides whether a newly identified node may count (src/redis/restarts.ts). */
   restartCheck: ((node: RedisNode, identity: Identity) => Promise<RestartVerdict>) | undefined
 
@@ -135,6 +146,7 @@ export class RedisNode {
     this.timeoutMs = timeoutMs
     this.topology = typeof target === 'string' ? { mode: 'standalone', url: target } : target
     this.address = topologyAddress(this.topology)
+    this.commandDuration = metrics.nodeCommandDuration.labels({ node: String(index) })
     this.clock = new ClockWatch(options.driftFactor, options.clockProbationMs)
     this.client = createClient(this.topology, { timeoutMs })
     this.health = new NodeHealth(index, this.address, topologySecrets(this.topology), metrics, options.log)
@@ -170,10 +182,17 @@ export class RedisNode {
     if (!this.up) return 'down'
     if (this.role !== undefined && this.role !== 'master') return 'replica'
     if (this.role === undefined || !this.checked) return 'identifying'
+    if (this.timeChecksPassedAt === this.clockSamples) return 'counts'
     const now = performance.now()
     if (now < this.quarantinedUntil) return 'quarantined'
     if (!this.clockTrusted(now)) return 'clock_untrusted'
+    this.timeChecksPassedAt = this.clockSamples
     return 'counts'
+  }
+
+  /** What changes with every clock sample: the watch's count, or a cluster's rounds over all masters. */
+  private get clockSamples(): number {
+    return isCluster(this.client) ? this.masterRounds : this.clock.samplesTaken
   }
 
   /** A cluster's clock counts while every master's does (a lock's expiry is decided by its slot's master). */
@@ -217,6 +236,7 @@ export class RedisNode {
       // Sentinel: a failover puts another server behind this voter; its clock is another clock.
       if (this.topology.mode === 'sentinel' && this.runId !== undefined && runId !== this.runId) {
         this.clock = new ClockWatch(this.options.driftFactor, this.options.clockProbationMs)
+        this.timeChecksPassedAt = -1
       }
       this.role = role
       this.health.identified(role)
@@ -232,6 +252,7 @@ export class RedisNode {
       this.runId = runId
       if (verdict.quarantineUntil > performance.now()) {
         this.quarantinedUntil = verdict.quarantineUntil
+        this.timeChecksPassedAt = -1
         if (verdict.restarted) this.metrics.nodeRestarts.inc({ node: String(this.index) })
         this.options.log?.warn(
           { node: this.index, address: this.address, quarantineMs: Math.round(verdict.quarantineUntil - performance.now()) },
@@ -299,6 +320,7 @@ export class RedisNode {
     }
     const first = this.masterClocks.values().next().value
     if (first) this.clock = first
+    this.masterRounds++
   }
 
   /** Resolves once connected and allowed to vote, or after `withinMs`, whichever comes first; never rejects. */
@@ -441,13 +463,13 @@ export class RedisNode {
 
   private async measure<T>(pending: Promise<T>): Promise<T> {
     const started = performance.now()
-    const node = String(this.index)
     try {
       // A cluster may hold a command back (redirections, a failover in progress) before any
       // connection's own timeout starts: the node timeout bounds it from here.
       const value = await (this.topology.mode === 'cluster' ? withDeadline(pending, this.timeoutMs) : pending)
-      this.lastLatencyMs = Math.round((performance.now() - started) * 100) / 100
-      this.metrics.nodeCommandDuration.observe({ node }, (performance.now() - started) / 1000)
+      const ms = performance.now() - started
+      this.lastLatencyMs = Math.round(ms * 100) / 100
+      this.commandDuration.observe(ms / 1000)
       return value
     } catch (err) {
       const failure = classify(err, this.timeoutMs)

@@ -3,7 +3,9 @@ import { readFileSync } from 'node:fs'
 /**
  * The Lua scripts in src/lua, read once at start. A line `--@include NAME` is replaced by
  * src/lua/include/NAME.lua, so helpers shared by several scripts live in one file, and every script
- * starts with include/settings.lua, its `{{NAME}}` placeholders filled from ScriptSettings.
+ * starts with include/settings.lua, its `{{NAME}}` placeholders filled from ScriptSettings, and
+ * include/clock.lua (TIME, formatting). Defining an include's functions is part of every call, so a
+ * script's fast path comes before the includes it does not need.
  * ioredis' defineCommand then runs each one by EVALSHA (falling back to EVAL after a SCRIPT FLUSH
  * or a restarted node).
  */
@@ -41,18 +43,20 @@ export interface ScriptSettings {
   WAITER_LEASE_MS: number
   /** KEY_PREFIX + 'wake:' (lock-key characters only: safe inside a Lua string) */
   WAKE_PREFIX: string
-  /** 1: PUBLISH's count of receivers is evidence (one Redis, Sentinel); 0: not (a Redis Cluster). */
-  WAKE_COUNTS_RECEIVERS: 0 | 1
+  /** 1 (default): PUBLISH's count of receivers is evidence (one Redis, Sentinel); 0: not (a Redis Cluster). */
+  WAKE_COUNTS_RECEIVERS?: 0 | 1
 }
 
 const sources = new Map<ScriptName, string>()
 
-export function loadScripts(settings: ScriptSettings): ReadonlyMap<ScriptName, string> {
-  const header = readLua('include/settings.lua').replace(/\{\{(\w+)\}\}/g, (_m, name: string) => {
+export function loadScripts(given: ScriptSettings): ReadonlyMap<ScriptName, string> {
+  const settings: ScriptSettings = { WAKE_COUNTS_RECEIVERS: 1, ...given }
+  const filled = readLua('include/settings.lua').replace(/\{\{(\w+)\}\}/g, (_m, name: string) => {
     const value = settings[name as keyof ScriptSettings]
     if (value === undefined) throw new Error(`include/settings.lua: no setting ${name}`)
     return String(value)
   })
+  const header = `${filled}\n${readLua('include/clock.lua')}`
   return new Map(
     scriptNames.map((name) => {
       if (!sources.has(name)) sources.set(name, expandIncludes(readLua(`${name}.lua`)))

@@ -6,8 +6,9 @@
 -- Fences stay below 2^53 (exact in Lua doubles and JSON numbers) until about the year 2255.
 local function next_fence(counter_key, now, hint)
   local floor = math.max(now, math.min(tonumber(hint), now + 86400000000))
-  local last = tonumber(redis.call('GET', counter_key) or '0')
-  local fence = math.max(last + 1, floor)
-  redis.call('SET', counter_key, string.format('%.0f', fence), 'PX', FENCE_MEMORY_MS)
-  return fence
+  -- Store the floor, reading what was there (one call when the floor is the answer, as for a new key).
+  local last = tonumber(redis.call('SET', counter_key, string.format('%.0f', floor), 'PX', FENCE_MEMORY_MS, 'GET') or '0')
+  if last + 1 <= floor then return floor end
+  redis.call('SET', counter_key, string.format('%.0f', last + 1), 'PX', FENCE_MEMORY_MS)
+  return last + 1
 end

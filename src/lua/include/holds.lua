@@ -18,20 +18,6 @@
 
 local WRITER_FIELDS = { 'w', 'wf', 'wc', 'wt', 'we', 'wa', 'wac' }
 
--- The Redis clock in microseconds.
-local function now_us()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000000 + tonumber(t[2])
-end
-
-local function now_ms()
-  return math.floor(now_us() / 1000)
-end
-
-local function fmt(n)
-  return string.format('%.0f', n)
-end
-
 -- A reader's (or a semaphore holder's) hold as a table, or nil; `permits` and `slots` are nil for a
 -- read hold.
 local function get_reader(tok)
