@@ -5,6 +5,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import { clockShim, type ClockControl } from '../test/helpers/clock-shim.js'
+import { startRedisClusterMode, type RedisClusterProcesses } from '../test/helpers/redis-cluster.js'
 import { startRedisCluster, type RedisProcess, type Teardown } from '../test/helpers/redis-server.js'
 import { startService, type ServiceProcess } from '../test/helpers/service-process.js'
 import { startProxy, type TcpProxy } from '../test/helpers/tcp-proxy.js'
@@ -43,17 +44,29 @@ class Cleanup implements Teardown {
   }
 }
 
+/** `--backend cluster`: a Redis Cluster of this many masters, each with this many replicas. */
+export const CLUSTER_REPLICAS_PER_MASTER = 2
+const CLUSTER_NODE_TIMEOUT_MS = 1000
+
 export class Cluster {
   private constructor(
     readonly nodes: readonly ChaosNode[],
-    /** proxies[replica][node] */
+    /** proxies[replica][node] (none with a Redis Cluster: its clients must reach the addresses it announces) */
     readonly proxies: readonly (readonly TcpProxy[])[],
     readonly replicas: readonly Replica[],
     private readonly serviceEnv: Record<string, string>,
     private readonly cleanup: Cleanup,
+    /** `--backend cluster`: the Redis Cluster (its shards are numbered like its masters at start) */
+    readonly redisCluster?: RedisClusterProcesses,
   ) {}
 
-  static async start(opts: { nodes: number; replicas: number; serviceEnv: Record<string, string> }): Promise<Cluster> {
+  static async start(opts: {
+    nodes: number
+    replicas: number
+    serviceEnv: Record<string, string>
+    backend?: 'standalone' | 'cluster'
+  }): Promise<Cluster> {
+    if (opts.backend === 'cluster') return Cluster.startRedisCluster(opts)
     const cleanup = new Cleanup()
     try {
       const clocks = await Promise.all(Array.from({ length: opts.nodes }, () => clockShim()))
@@ -70,6 +83,46 @@ export class Cluster {
       await cleanup.run()
       throw err
     }
+  }
+
+  /**
+   * A Redis Cluster of `nodes` masters with CLUSTER_REPLICAS_PER_MASTER replicas each (clock shims
+   * preloaded), every service replica given every node as a seed and REDIS_MODE=cluster.
+   */
+  private static async startRedisCluster(opts: { nodes: number; replicas: number; serviceEnv: Record<string, string> }): Promise<Cluster> {
+    const cleanup = new Cleanup()
+    try {
+      const total = opts.nodes * (1 + CLUSTER_REPLICAS_PER_MASTER)
+      const clocks = await Promise.all(Array.from({ length: total }, () => clockShim()))
+      const redisCluster = await startRedisClusterMode({
+        t: cleanup,
+        masters: opts.nodes,
+        replicasPerMaster: CLUSTER_REPLICAS_PER_MASTER,
+        nodeTimeoutMs: CLUSTER_NODE_TIMEOUT_MS,
+        env: (i) => clocks[i]!.env,
+      })
+      const nodes = redisCluster.nodes.map((r, index) => ({ index, redis: r, clock: clocks[index]! }))
+      const replicas = Array.from({ length: opts.replicas }, (_, index): Replica => ({ index, url: '', process: undefined }))
+      const env = { ...opts.serviceEnv, REDIS_MODE: 'cluster', REDIS_URLS: redisCluster.urls.join(',') }
+      const cluster = new Cluster(nodes, [], replicas, env, cleanup, redisCluster)
+      await Promise.all(replicas.map((r) => cluster.restartReplica(r.index)))
+      return cluster
+    } catch (err) {
+      await cleanup.run()
+      throw err
+    }
+  }
+
+  /** `--backend cluster`: the node that is master of shard `shard` now (shards: the masters at start, by first slot). */
+  async masterOfShard(shard: number): Promise<RedisProcess> {
+    if (!this.redisCluster) throw new Error('not a Redis Cluster')
+    return this.redisCluster.masterOf(this.shardSlots[shard] ?? 0)
+  }
+
+  /** The first slot of each shard (redis-cli --cluster create splits the slots evenly, in order). */
+  private get shardSlots(): number[] {
+    const n = this.nodes.length / (1 + CLUSTER_REPLICAS_PER_MASTER)
+    return Array.from({ length: n }, (_, i) => Math.ceil((16384 * i) / n))
   }
 
   get majority(): number {
@@ -116,7 +169,7 @@ export class Cluster {
   /** Start the replica (again), on a new port, reaching every node through its own proxies. */
   async restartReplica(r: number): Promise<void> {
     const replica = this.replica(r)
-    const env = { ...this.serviceEnv, REDIS_URLS: this.proxies[r]!.map((p) => p.url).join(',') }
+    const env = this.redisCluster ? this.serviceEnv : { ...this.serviceEnv, REDIS_URLS: this.proxies[r]!.map((p) => p.url).join(',') }
     let lastError: unknown
     for (let attempt = 0; attempt < RESTART_ATTEMPTS; attempt++) {
       try {

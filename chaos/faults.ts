@@ -6,6 +6,7 @@
  * lost its data, or a clock beyond the drift allowance): the scenario caps how many may be faulty at
  * once. A clock drifting within the allowance is not a fault: Redlock assumes exactly that much.
  */
+import type { RedisProcess } from '../test/helpers/redis-server.js'
 import type { Cluster } from './cluster.js'
 import type { ServiceSettings } from './options.js'
 import type { Rng } from './prng.js'
@@ -22,6 +23,7 @@ export type FaultName =
   | 'host-crash'
   | 'kill-majority'
   | 'clock-fast-majority'
+  | 'failover-master'
 
 export interface Targets {
   nodes: number[]
@@ -100,7 +102,28 @@ const setRate = (cluster: Cluster, t: Targets) => each(t.nodes, (i) => cluster.n
 /** Clocks beyond the allowance heal with a step back to real time (as an operator fixing it would). */
 const resetClock = (cluster: Cluster, t: Targets) => each(t.nodes, (i) => cluster.nodes[i]!.clock.reset())
 
+/** `--backend cluster`: the master of a shard, found when the fault starts (failovers move it), paused. */
+const pausedMasters = new Map<number, RedisProcess>()
+
 export const faultKinds: Readonly<Record<FaultName, FaultKind>> = {
+  'failover-master': {
+    name: 'failover-master',
+    // Longer than cluster-node-timeout (1 s) plus an election: the shard's replica takes over; when
+    // the old master resumes it becomes a replica of the new one.
+    durationMs: [2_500, 4_000],
+    plan: (rng, ctx) => oneNode(rng, ctx, 'SIGSTOP the master of this shard: a replica is promoted', true),
+    apply: async (cluster, t) =>
+      each(t.nodes, async (shard) => {
+        const master = await cluster.masterOfShard(shard)
+        pausedMasters.set(shard, master)
+        master.pause()
+      }),
+    heal: async (cluster, t) =>
+      each(t.nodes, (shard) => {
+        pausedMasters.get(shard)?.resume()
+        pausedMasters.delete(shard)
+      }),
+  },
   'pause-node': {
     name: 'pause-node',
     plan: (rng, ctx) => oneNode(rng, ctx, 'SIGSTOP', true),

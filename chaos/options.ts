@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util'
 import { parseDuration } from '../src/contract/duration.js'
 import { kindNames } from './kinds/index.js'
-import { scenarios, type ScenarioName } from './scenarios.js'
+import { scenarios, type Scenario, type ScenarioName } from './scenarios.js'
 
 export interface Options {
   seed: number
@@ -35,7 +35,7 @@ export const USAGE = `npm run chaos -- [options]
 
   --seed N            fault schedule and client choices (default: random, printed)
   --duration D        workload duration, e.g. 60s, 2m (default 60s)
-  --nodes 1|3|5       redis-servers (default 3)
+  --nodes 1|3|5       redis-servers (default 3); cluster-* scenarios: masters, each with 2 replicas
   --replicas R        service processes, 1-4 (default 2)
   --kinds LIST        hold kinds clients use: ${kindNames().join(',')} (default all)
   --scenario NAME     ${Object.keys(scenarios).join(' | ')} (default safe)
@@ -118,7 +118,7 @@ export function parseOptions(argv: readonly string[]): Options {
     clients: integer('clients', values.clients, 16, 1, 64),
     keys: integer('keys', values.keys, 3, 1, 20),
     json: values.json,
-    serviceEnv: { ...DEFAULT_SERVICE_ENV, ...envOverrides },
+    serviceEnv: { ...DEFAULT_SERVICE_ENV, ...envOverrides, ...(chosen as Scenario).serviceEnv },
     envOverrides,
   }
 }

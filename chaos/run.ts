@@ -16,7 +16,7 @@ import { kindsNamed } from './kinds/index.js'
 import { limitsFor, playSchedule, schedule, type FaultRecord } from './nemesis.js'
 import { parseOptions, reproduceCommand, serviceSettings, USAGE, UsageError, type Options, type ServiceSettings } from './options.js'
 import { buildReport, formatReport, type FinalChecks } from './report.js'
-import { scenarios } from './scenarios.js'
+import { scenarios, type Scenario } from './scenarios.js'
 
 /** Start-up, the settle wait and the checks after the workload must fit in this much beyond --duration. */
 const OVERALL_SLACK_MS = 180_000
@@ -88,11 +88,16 @@ async function run(options: Options): Promise<boolean> {
   log(undefined, `chaos: seed ${options.seed}, scenario ${options.scenario} (${scenario.description})`)
   log(undefined, `chaos: ${plans.length} faults scheduled; reproduce with: ${command}`)
 
-  const cluster = await Cluster.start({ nodes: options.nodes, replicas: options.replicas, serviceEnv: options.serviceEnv })
+  const cluster = await Cluster.start({
+    nodes: options.nodes,
+    replicas: options.replicas,
+    serviceEnv: options.serviceEnv,
+    backend: (scenario as Scenario).backend ?? 'standalone',
+  })
   try {
     log(
       undefined,
-      `chaos: ${options.nodes} redis-server(s), ${options.replicas} replica(s) up after ${((performance.now() - wallStart) / 1000).toFixed(1)} s`,
+      `chaos: ${cluster.redisCluster ? `a Redis Cluster of ${options.nodes} masters (${cluster.nodes.length} redis-servers)` : `${options.nodes} redis-server(s)`}, ${options.replicas} replica(s) up after ${((performance.now() - wallStart) / 1000).toFixed(1)} s`,
     )
     const history = new History()
     const startedAt = performance.now()

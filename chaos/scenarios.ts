@@ -15,6 +15,10 @@ export interface Scenario {
   maxFaulty(nodes: number): number
   /** false: overlaps are reported, not failed */
   readonly exclusionChecked: boolean
+  /** 'cluster': the nodes are the shards of a Redis Cluster (each a master with two replicas); default one Redis or a quorum */
+  readonly backend?: 'cluster'
+  /** Service settings the scenario needs (--env may not override them) */
+  readonly serviceEnv?: Readonly<Record<string, string>>
 }
 
 const minority = (n: number) => Math.floor((n - 1) / 2)
@@ -79,6 +83,32 @@ export const scenarios = {
     ],
     maxFaulty: (n) => n,
     exclusionChecked: false,
+  },
+  'cluster-wait': {
+    description:
+      'a Redis Cluster of 3 masters with 2 replicas each; masters paused until a replica takes over, REDIS_WAIT_REPLICAS=1: no overlap, fences increase',
+    nodeCounts: [3],
+    faults: () => [
+      [5, 'failover-master'],
+      [2, 'kill-replica'],
+    ],
+    maxFaulty: () => 1,
+    exclusionChecked: true,
+    backend: 'cluster',
+    serviceEnv: { REDIS_WAIT_REPLICAS: '1' },
+  },
+  'cluster-nowait': {
+    description:
+      'the same failovers without REDIS_WAIT_REPLICAS: a grant not yet replicated may be lost (overlaps reported, not failed); fences must increase',
+    nodeCounts: [3],
+    faults: () => [
+      [5, 'failover-master'],
+      [2, 'kill-replica'],
+    ],
+    maxFaulty: () => 1,
+    exclusionChecked: false,
+    backend: 'cluster',
+    serviceEnv: { REDIS_WAIT_REPLICAS: '0' },
   },
 } satisfies Record<string, Scenario>
 

@@ -22,6 +22,7 @@ import { loadScripts } from './redis/scripts.js'
 import { Observed } from './locks/observe.js'
 import { createMetrics, seriesBy, zeroSeries, type DocumentedRoute, type Metrics } from './metrics.js'
 import { createQuorum, type Quorum } from './redis/quorum.js'
+import { topologiesOf } from './redis/topologies.js'
 
 export interface AppOptions {
   /** Where pino writes its JSON lines (default stdout). */
@@ -102,15 +103,17 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     WAKE_PREFIX: wakePrefix(config.keyPrefix),
     GONE_MEMORY_MS,
     LOST_CHANNEL: lostChannel(config.keyPrefix),
+    WAKE_COUNTS_RECEIVERS: config.redisMode === 'cluster' ? 0 : 1,
   })
   const quorum = createQuorum(
-    config.redisUrls,
+    topologiesOf(config),
     {
       timeoutMs: config.nodeTimeoutMs,
       maxTtlMs: config.maxTtlMs,
       driftFactor: config.driftFactor,
       keyPrefix: config.keyPrefix,
       scripts,
+      waitReplicas: config.waitReplicas,
       log: fastify.log.child({ component: 'redis' }),
     },
     metrics,

@@ -25,6 +25,25 @@ const redisUrl = z
     }
   }, 'each URL must look like redis://[:password@]host:port[/db] or rediss://…')
 
+/** A sentinel: host:port, or redis://[:password@]host:port / rediss://… (TLS to sentinels and data nodes). */
+const sentinelAddress = z.string().transform((s, ctx) => {
+  const url = /^rediss?:\/\//.test(s) ? s : `redis://${s}`
+  try {
+    const u = new URL(url)
+    const port = Number(u.port || 26379)
+    if (u.hostname === '' || u.pathname.length > 1 || !(port > 0 && port < 65536)) throw new Error('bad')
+    return {
+      host: u.hostname.replace(/^\[|\]$/g, ''),
+      port,
+      tls: u.protocol === 'rediss:',
+      password: u.password === '' ? undefined : decodeURIComponent(u.password),
+    }
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'each sentinel must look like host:port, redis://[:password@]host:port or rediss://…' })
+    return z.NEVER
+  }
+})
+
 /** One schema per variable, so each bad variable gets its own line whatever the others hold. */
 export const envSchema = z.object({
   PORT: integer('PORT', 8080, 0, 65535),
@@ -38,18 +57,29 @@ export const envSchema = z.object({
         .map((u) => u.trim())
         .filter((u) => u !== ''),
     )
-    .pipe(
-      z
-        .array(redisUrl)
-        .max(7, 'at most 7 Redis nodes')
-        .refine((urls) => ![2, 4, 6].includes(urls.length), {
-          error: (issue) => {
-            const n = (issue.input as string[]).length
-            return `${n} nodes give no more fault tolerance than ${n - 1}; use 1, 3, 5 or 7 independent Redis masters`
-          },
-        }),
-    ),
+    .pipe(z.array(redisUrl).max(32, 'at most 32 Redis URLs')),
   REDIS_URL: redisUrl.optional(),
+  REDIS_MODE: z
+    .enum(['standalone', 'cluster', 'sentinel'], { error: 'REDIS_MODE must be standalone, cluster or sentinel' })
+    .default('standalone'),
+  REDIS_SENTINELS: z
+    .string()
+    .optional()
+    .transform((s) =>
+      (s ?? '')
+        .split(',')
+        .map((a) => a.trim())
+        .filter((a) => a !== ''),
+    )
+    .pipe(z.array(sentinelAddress).max(32, 'at most 32 sentinels')),
+  REDIS_SENTINEL_NAME: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9._-]{1,100}$/, 'REDIS_SENTINEL_NAME must be 1–100 of A-Z a-z 0-9 . _ -')
+    .optional(),
+  REDIS_PASSWORD: z.string().min(1).optional(),
+  REDIS_SENTINEL_PASSWORD: z.string().min(1).optional(),
+  REDIS_WAIT_REPLICAS: integer('REDIS_WAIT_REPLICAS', 0, 0, 16),
   KEY_PREFIX: z.string().regex(redisKeyPrefixRule.pattern, `KEY_PREFIX: ${redisKeyPrefixRule.text}`).default('lock-service:'),
   DEFAULT_TTL_MS: integer('DEFAULT_TTL_MS', 30_000, 100, 86_400_000),
   MAX_TTL_MS: integer('MAX_TTL_MS', 3_600_000, 100, 86_400_000),
@@ -128,16 +158,91 @@ function crossChecks(env: Partial<Env>): [keyof Env, string][] {
   if (env.REDIS_URLS?.length && env.REDIS_URL !== undefined && !env.REDIS_URLS.includes(env.REDIS_URL)) {
     problems.push(['REDIS_URL', 'an alias of REDIS_URLS: set one of them, not two different values'])
   }
+  return [...problems, ...modeChecks(env)]
+}
+
+/** REDIS_MODE and the variables each mode needs or forbids. */
+function modeChecks(env: Partial<Env>): [keyof Env, string][] {
+  const problems: [keyof Env, string][] = []
+  const mode = env.REDIS_MODE
+  const urls = env.REDIS_URLS ?? []
+  const sentinelVars = (['REDIS_SENTINELS', 'REDIS_SENTINEL_NAME', 'REDIS_SENTINEL_PASSWORD'] as const).filter((name) =>
+    name === 'REDIS_SENTINELS' ? (env.REDIS_SENTINELS?.length ?? 0) > 0 : env[name] !== undefined,
+  )
+  if (mode === 'standalone') {
+    const n = urls.length
+    if (n > 7) problems.push(['REDIS_URLS', `at most 7 Redis nodes in standalone mode (got ${n}); for more, use REDIS_MODE=cluster`])
+    else if ([2, 4, 6].includes(n)) {
+      problems.push(['REDIS_URLS', `${n} nodes give no more fault tolerance than ${n - 1}; use 1, 3, 5 or 7 independent Redis masters`])
+    }
+    for (const name of sentinelVars) problems.push([name, 'is only read with REDIS_MODE=sentinel (REDIS_MODE is standalone)'])
+    if (env.REDIS_PASSWORD !== undefined) {
+      problems.push(['REDIS_PASSWORD', 'is only read with REDIS_MODE=sentinel: in standalone mode put the password in REDIS_URLS'])
+    }
+  }
+  if (mode === 'cluster') {
+    if (urls.length === 0 && env.REDIS_URL === undefined) {
+      problems.push(['REDIS_URLS', 'REDIS_MODE=cluster needs REDIS_URLS: one or more nodes of the cluster (seeds)'])
+    }
+    const passwords = new Set([...urls, ...(env.REDIS_URL ? [env.REDIS_URL] : [])].map((u) => new URL(u).password))
+    if (passwords.size > 1)
+      problems.push(['REDIS_URLS', 'the nodes of one cluster share one password: give the same one in every seed URL'])
+    const schemes = new Set([...urls, ...(env.REDIS_URL ? [env.REDIS_URL] : [])].map((u) => new URL(u).protocol))
+    if (schemes.size > 1) problems.push(['REDIS_URLS', 'mixes redis:// and rediss://: the nodes of one cluster all use TLS or none does'])
+    for (const name of sentinelVars) problems.push([name, 'is only read with REDIS_MODE=sentinel (REDIS_MODE is cluster)'])
+    if (env.REDIS_PASSWORD !== undefined) {
+      problems.push(['REDIS_PASSWORD', 'is only read with REDIS_MODE=sentinel: in cluster mode put the password in REDIS_URLS'])
+    }
+  }
+  if (mode === 'sentinel') {
+    if (urls.length > 0 || env.REDIS_URL !== undefined) {
+      problems.push([
+        urls.length > 0 ? 'REDIS_URLS' : 'REDIS_URL',
+        'must not be set with REDIS_MODE=sentinel: the sentinels name the primary (give REDIS_SENTINELS and REDIS_SENTINEL_NAME)',
+      ])
+    }
+    if ((env.REDIS_SENTINELS?.length ?? 0) === 0) {
+      problems.push(['REDIS_SENTINELS', 'REDIS_MODE=sentinel needs REDIS_SENTINELS: a comma list of host:port (26379 by default)'])
+    }
+    if (env.REDIS_SENTINEL_NAME === undefined) {
+      problems.push([
+        'REDIS_SENTINEL_NAME',
+        "REDIS_MODE=sentinel needs REDIS_SENTINEL_NAME: the primary's name in the sentinels' configuration",
+      ])
+    }
+    if (new Set(env.REDIS_SENTINELS?.map((s) => s.tls)).size > 1) {
+      problems.push(['REDIS_SENTINELS', 'mixes redis:// and rediss://: use TLS for every sentinel or for none'])
+    }
+  }
   return problems
 }
 
 /** Every environment variable the service reads (docker-compose.yml is checked against it). */
 export const configEnvNames: readonly string[] = Object.freeze(Object.keys(envSchema.shape))
 
+export type RedisMode = 'standalone' | 'cluster' | 'sentinel'
+
+export interface SentinelConfig {
+  readonly sentinels: readonly { readonly host: string; readonly port: number }[]
+  readonly name: string
+  /** AUTH for the primary and its replicas (REDIS_PASSWORD). */
+  readonly password: string | undefined
+  /** AUTH for the sentinels (REDIS_SENTINEL_PASSWORD, or the password in the first sentinel URL). */
+  readonly sentinelPassword: string | undefined
+  /** TLS to sentinels and data nodes (rediss:// sentinels). */
+  readonly tls: boolean
+}
+
 export interface Config {
   readonly port: number
   readonly host: string
+  /** standalone: 1 URL = single, 3/5/7 = quorum; cluster: seed nodes of one Redis Cluster; sentinel: unused */
   readonly redisUrls: readonly string[]
+  readonly redisMode: RedisMode
+  /** REDIS_MODE=sentinel only */
+  readonly sentinel: SentinelConfig | null
+  /** REDIS_WAIT_REPLICAS: grants, renewals and hand-offs are answered once WAIT confirms them on this many replicas. */
+  readonly waitReplicas: number
   readonly keyPrefix: string
   readonly defaultTtlMs: number
   readonly maxTtlMs: number
@@ -194,10 +299,24 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 
 function toConfig(e: Env, auth: Config['auth']): Config {
   const urls = e.REDIS_URLS.length > 0 ? e.REDIS_URLS : [e.REDIS_URL ?? DEFAULT_REDIS_URL]
+  const sentinels = e.REDIS_SENTINELS
+  const sentinel: SentinelConfig | null =
+    e.REDIS_MODE === 'sentinel' && e.REDIS_SENTINEL_NAME !== undefined
+      ? Object.freeze({
+          sentinels: Object.freeze(sentinels.map((s) => Object.freeze({ host: s.host, port: s.port }))),
+          name: e.REDIS_SENTINEL_NAME,
+          password: e.REDIS_PASSWORD,
+          sentinelPassword: e.REDIS_SENTINEL_PASSWORD ?? sentinels.find((s) => s.password !== undefined)?.password,
+          tls: sentinels.some((s) => s.tls),
+        })
+      : null
   return Object.freeze({
     port: e.PORT,
     host: e.HOST,
-    redisUrls: Object.freeze(urls),
+    redisUrls: Object.freeze(e.REDIS_MODE === 'sentinel' ? [] : urls),
+    redisMode: e.REDIS_MODE,
+    sentinel,
+    waitReplicas: e.REDIS_WAIT_REPLICAS,
     keyPrefix: e.KEY_PREFIX,
     defaultTtlMs: e.DEFAULT_TTL_MS,
     maxTtlMs: e.MAX_TTL_MS,
@@ -218,7 +337,8 @@ function toConfig(e: Env, auth: Config['auth']): Config {
 /** A bad value as the error line shows it: Redis URLs without their passwords. */
 function shown(name: string, raw: string | undefined): string {
   if (raw === undefined) return 'nothing'
-  const text = name.startsWith('REDIS_URL') ? raw.replace(/\/\/[^@/]*@/g, '//***@') : raw
+  if (name === 'REDIS_PASSWORD' || name === 'REDIS_SENTINEL_PASSWORD') return '***'
+  const text = name.startsWith('REDIS_URL') || name === 'REDIS_SENTINELS' ? raw.replace(/\/\/[^@/]*@/g, '//***@') : raw
   return JSON.stringify(text)
 }
 

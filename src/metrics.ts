@@ -105,6 +105,23 @@ export function createMetrics() {
       labelNames: ['node'] as const,
       registers: [registry],
     }),
+    clusterMasters: new Gauge({
+      name: 'redis_cluster_masters',
+      help: 'REDIS_MODE=cluster: masters serving slots, as this replica sees the cluster (0 in other modes)',
+      registers: [registry],
+    }),
+    clusterMasterUp: new Gauge({
+      name: 'redis_cluster_master_up',
+      help: 'REDIS_MODE=cluster: 1 while the master of a shard answered its latest clock sample, by shard (masters in the order of their first slot)',
+      labelNames: ['shard'] as const,
+      registers: [registry],
+    }),
+    clusterMasterClockRate: new Gauge({
+      name: 'redis_cluster_master_clock_rate',
+      help: "REDIS_MODE=cluster: the shard's master's clock rate against this replica's monotonic clock, by shard",
+      labelNames: ['shard'] as const,
+      registers: [registry],
+    }),
     nodeVotes: new Gauge({
       name: 'redis_node_votes',
       help: '1 while the node counts toward a majority (up, identified, not quarantined, clock trusted), by node index',

@@ -7,7 +7,7 @@
 import path from 'node:path'
 import { runLoad, type LoadResult, type LoadSpec } from './load.js'
 import type { ClientKind } from './http-client.js'
-import { repoRoot, startNodeServer, startRedisNode, type HttpServer, type RedisNode } from './processes.js'
+import { repoRoot, startNodeServer, startRedisClusterNodes, startRedisNode, type HttpServer, type RedisNode } from './processes.js'
 import { median, ratio } from './stats.js'
 import { acquireRelease } from './flows.js'
 
@@ -54,6 +54,15 @@ export class BenchContext {
   async redisNodes(n: number): Promise<RedisNode[]> {
     while (this.redisPool.length < n) this.redisPool.push(startRedisNode())
     return Promise.all(this.redisPool.slice(0, n))
+  }
+
+  /** The service on a Redis Cluster of `masters` masters (REDIS_MODE=cluster), shared by every scenario of the run. */
+  clusterService(masters = 3): Promise<HttpServer> {
+    return this.memo(`service-cluster${masters}`, async () =>
+      this.startNode(`service-cluster${masters}`, 'dist/server.js', 'REDIS_URLS', await startRedisClusterNodes(masters), {
+        REDIS_MODE: 'cluster',
+      }),
+    )
   }
 
   /** The trivial Fastify server answering the service's JSON shapes: this machine's HTTP ceiling. */

@@ -13,6 +13,7 @@
  * harness does the same for its redis-servers).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { startRedisClusterMode } from '../../test/helpers/redis-cluster.js'
 import { readFileSync } from 'node:fs'
 import http from 'node:http'
 import path from 'node:path'
@@ -75,7 +76,19 @@ export interface RedisNode {
 }
 
 export async function startRedisNode(): Promise<RedisNode> {
-  const redis = await startRedis()
+  return describeRedis(await startRedis())
+}
+
+/**
+ * A Redis Cluster of `masters` masters and no replicas (the test harness's, test/helpers/redis-cluster.ts):
+ * one RedisNode per master, for CPU accounting and FLUSHALL; the service gets every URL as a seed.
+ */
+export async function startRedisClusterNodes(masters: number): Promise<RedisNode[]> {
+  const cluster = await startRedisClusterMode({ masters, replicasPerMaster: 0 })
+  return Promise.all(cluster.nodes.map(describeRedis))
+}
+
+async function describeRedis(redis: RedisProcess): Promise<RedisNode> {
   const info = String(await redisCall(redis, 'INFO', 'server'))
   const field = (name: string) => new RegExp(`^${name}:(\\S+)`, 'm').exec(info)?.[1]
   return {

@@ -252,7 +252,7 @@ export const listQuery = z.strictObject({
     .describe('Stop scanning once this many are found (default 100; a page may hold a few more)'),
   cursor: z
     .string()
-    .regex(/^\d{1,2}\.\d{1,20}$/, 'cursor must be a cursor from a previous page')
+    .regex(/^\d{1,2}\.\d{1,20}(\.\d{1,5})?$/, 'cursor must be a cursor from a previous page')
     .optional(),
 })
 

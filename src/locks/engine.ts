@@ -165,6 +165,9 @@ export class LockEngine {
 
   /** The grant made of a majority's hand-offs (`votes`), if still valid. */
   private async handedOver(req: AcquireRequest, waiter: Waiter, votes: HandOffVote[]): Promise<Won | undefined> {
+    // REDIS_WAIT_REPLICAS: a push is no confirmation; the attempt that follows takes the hand-off up
+    // on the waiter's own connection, and WAIT confirms it there (RedisNode.run).
+    if (this.config.waitReplicas > 0) return undefined
     let fence = Math.max(...votes.map((v) => v.fence))
     if (votes.some((v) => v.fence !== fence)) {
       // As for an attempt: the fence is made this grant's alone on a majority first. If it cannot

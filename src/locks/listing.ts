@@ -6,7 +6,10 @@ import type { LockState } from './types.js'
 
 export interface LockPage {
   keys: { key: string; state: LockState }[]
-  /** Where the next page starts ("<node index>.<SCAN cursor>"), null after the last. */
+  /**
+   * Where the next page starts ("<node index>.<SCAN cursor>"; a cluster's: "0.<SCAN cursor>.<first
+   * slot of the master being scanned>", see src/redis/cluster.ts), null after the last.
+   */
   cursor: string | null
 }
 
@@ -19,7 +22,8 @@ interface ListingDeps {
 
 /**
  * A page of held locks whose key starts with `prefix`, by SCAN (never KEYS) on one node (the first
- * that answers; later pages stay on it: the cursor names it), each then inspected by majority.
+ * that answers; later pages stay on it: the cursor names it), each then inspected by majority. A
+ * Redis Cluster is one node here, scanned master after master (RedisNode.scanHashes).
  * Scanning stops once `limit` keys are found; a SCAN batch is never split (its cursor would skip the
  * rest), so a page may hold a few more. A key may show on two pages; a lock held only on other nodes
  * is not listed. If a key cannot be inspected, the page fails (503) rather than leave it out.
@@ -31,7 +35,8 @@ export async function listLocks(
   limit: number,
   cursor: string | undefined,
 ): Promise<LockPage> {
-  const [nodeIndex, scanCursor] = cursor ? cursor.split('.') : [undefined, '0']
+  const dot = cursor?.indexOf('.') ?? -1
+  const [nodeIndex, scanCursor] = cursor && dot > 0 ? [cursor.slice(0, dot), cursor.slice(dot + 1)] : [undefined, '0']
   // A new listing may scan any node that answers; a continued one only the node its cursor names.
   const nodes = deps.quorum.nodes
   const candidates = nodeIndex === undefined ? nodes.filter((n) => n.up) : [nodes[Number(nodeIndex)]].filter((n) => n !== undefined)

@@ -1,9 +1,11 @@
 import { performance } from 'node:perf_hooks'
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import { keyCountOf, type ScriptName } from './scripts.js'
 import type { Metrics } from '../metrics.js'
 import { ClockWatch, type ClockStatus } from './clock.js'
-import { NodeHealth, quietClient, secretsOf, type NodeLastError } from './health.js'
+import { NodeHealth, quietClient, type NodeLastError } from './health.js'
+import { createClient, isCluster, topologyAddress, topologySecrets, type RedisClient, type Topology } from './topology.js'
+import { sampleMasterClocks, scanCluster } from './cluster.js'
 
 export interface NodeStatus {
   index: number
@@ -44,6 +46,8 @@ export interface NodeOptions {
   driftFactor: number
   /** How long a misbehaving clock must behave before it counts again (MAX_TTL_MS). */
   clockProbationMs: number
+  /** REDIS_WAIT_REPLICAS: writes that answer a client wait for this many replicas (0: no WAIT). */
+  waitReplicas?: number
   log?: NodeLog
 }
 
@@ -78,13 +82,30 @@ export function redisAddress(url: string): string {
 type ScriptCommand = (...args: (string | number)[]) => Promise<unknown>
 
 /**
- * One Redis master. Commands fail fast instead of queueing while the node is down, time out after
- * `timeoutMs`, and are never re-sent after a reconnect: an acquire that ran late could otherwise
- * grant a lock nobody is waiting for.
+ * Scripts whose effect a client is told of: with REDIS_WAIT_REPLICAS they are answered only once
+ * `WAIT n` on the same connection confirms them (see `runConfirmed`), and when they changed nothing
+ * (a refusal) no confirmation is needed.
+ */
+const CONFIRMED: ReadonlyMap<ScriptName, (reply: unknown) => boolean> = new Map([
+  ['acquire', (reply: unknown) => firstCode(reply) > 0],
+  ['renew', (reply: unknown) => firstCode(reply) > 0],
+  ['fence_commit', (reply: unknown) => firstCode(reply) === 1],
+])
+
+function firstCode(reply: unknown): number {
+  return Array.isArray(reply) && typeof reply[0] === 'number' ? reply[0] : 0
+}
+
+/**
+ * One voter: a Redis master (standalone), or a whole Redis Cluster, or the primary Sentinel names
+ * (src/redis/topology.ts). Commands fail fast instead of queueing while the node is down, time out
+ * after `timeoutMs`, and are never re-sent after a reconnect: an acquire that ran late could
+ * otherwise grant a lock nobody is waiting for.
  */
 export class RedisNode {
   readonly address: string
-  readonly client: Redis
+  readonly client: RedisClient
+  readonly topology: Topology
   readonly health: NodeHealth
   private lastLatencyMs: number | null = null
   private readonly timeoutMs: number
@@ -103,7 +124,13 @@ export class RedisNode {
   private timeChecksPassedAt = -1
   /** Bumped on every connection change, so a slow identification of an old connection is dropped. */
   private connection = 0
-  readonly clock: ClockWatch
+  clock: ClockWatch
+  /** A cluster's: one clock watch per master ("host:port"); every one must be trusted. */
+  private readonly masterClocks = new Map<string, ClockWatch>()
+  /** A cluster's: rounds of master clock samples taken (what `timeChecksPassedAt` compares with there). */
+  private masterRounds = 0
+  /** INFO said cluster_enabled:1 (a standalone URL that points into a Redis Cluster is refused at start). */
+  clusterEnabled = false
   /** This node's series of redis_node_command_duration_seconds (made once: no label lookup per command). */
   private readonly commandDuration: { observe(seconds: number): void }
   /** Set by the quorum: decides whether a newly identified node may count (src/redis/restarts.ts). */
@@ -111,26 +138,19 @@ export class RedisNode {
 
   constructor(
     readonly index: number,
-    url: string,
+    target: string | Topology,
     private readonly options: NodeOptions,
     private readonly metrics: Metrics,
   ) {
     const timeoutMs = options.timeoutMs
     this.timeoutMs = timeoutMs
-    this.address = redisAddress(url)
+    this.topology = typeof target === 'string' ? { mode: 'standalone', url: target } : target
+    this.address = topologyAddress(this.topology)
     this.commandDuration = metrics.nodeCommandDuration.labels({ node: String(index) })
     this.clock = new ClockWatch(options.driftFactor, options.clockProbationMs)
-    this.client = new Redis(url, {
-      enableOfflineQueue: false,
-      autoResendUnfulfilledCommands: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: timeoutMs,
-      connectTimeout: Math.max(timeoutMs, 1000),
-      retryStrategy: (times) => Math.min(50 * times, 1000),
-      lazyConnect: false,
-    })
-    this.health = new NodeHealth(index, this.address, secretsOf(url), metrics, options.log)
-    quietClient(this.client, (notice) =>
+    this.client = createClient(this.topology, { timeoutMs })
+    this.health = new NodeHealth(index, this.address, topologySecrets(this.topology), metrics, options.log)
+    quietClient(this.client as Redis, (notice) =>
       options.log?.warn({ node: index, address: this.address }, `Redis node ${index} at ${this.address}: ${notice}`),
     )
     // Connection errors also surface as failed commands and as `up` = false; ioredis reconnects by itself.
@@ -162,12 +182,25 @@ export class RedisNode {
     if (!this.up) return 'down'
     if (this.role !== undefined && this.role !== 'master') return 'replica'
     if (this.role === undefined || !this.checked) return 'identifying'
-    if (this.timeChecksPassedAt === this.clock.samplesTaken) return 'counts'
+    if (this.timeChecksPassedAt === this.clockSamples) return 'counts'
     const now = performance.now()
     if (now < this.quarantinedUntil) return 'quarantined'
-    if (!this.clock.trusted(now)) return 'clock_untrusted'
-    this.timeChecksPassedAt = this.clock.samplesTaken
+    if (!this.clockTrusted(now)) return 'clock_untrusted'
+    this.timeChecksPassedAt = this.clockSamples
     return 'counts'
+  }
+
+  /** What changes with every clock sample: the watch's count, or a cluster's rounds over all masters. */
+  private get clockSamples(): number {
+    return isCluster(this.client) ? this.masterRounds : this.clock.samplesTaken
+  }
+
+  /** A cluster's clock counts while every master's does (a lock's expiry is decided by its slot's master). */
+  private clockTrusted(now: number): boolean {
+    if (!isCluster(this.client)) return this.clock.trusted(now)
+    if (this.masterClocks.size === 0) return false
+    for (const watch of this.masterClocks.values()) if (!watch.trusted(now)) return false
+    return true
   }
 
   /** Whether this node's answers count toward a majority now. */
@@ -194,11 +227,17 @@ export class RedisNode {
         if (connection === this.connection) void this.identify(connection)
       }, ms).unref()
     try {
-      const info = await this.client.info('server', 'replication')
+      const info = await this.client.info('server', 'replication', 'cluster')
       const runId = /^run_id:(\w+)/m.exec(info)?.[1] ?? ''
       const role = /^role:(\w+)/m.exec(info)?.[1]
       const uptimeMs = Number(/^uptime_in_seconds:(\d+)/m.exec(info)?.[1] ?? 0) * 1000
       if (connection !== this.connection) return
+      this.clusterEnabled = /^cluster_enabled:1/m.test(info)
+      // Sentinel: a failover puts another server behind this voter; its clock is another clock.
+      if (this.topology.mode === 'sentinel' && this.runId !== undefined && runId !== this.runId) {
+        this.clock = new ClockWatch(this.options.driftFactor, this.options.clockProbationMs)
+        this.timeChecksPassedAt = -1
+      }
       this.role = role
       this.health.identified(role)
       if (role !== 'master') return
@@ -230,6 +269,7 @@ export class RedisNode {
   /** One TIME sample for the clock check; never rejects. */
   async sampleClock(): Promise<void> {
     if (!this.up) return
+    if (isCluster(this.client)) return this.sampleMasterClocks(this.client)
     const sentAt = performance.now()
     let time: [string, string]
     try {
@@ -251,6 +291,36 @@ export class RedisNode {
     } else if (change === 'trusted') {
       this.options.log?.info({ node: this.index, address: this.address }, 'redis node clock trusted again')
     }
+  }
+
+  /** A cluster: one sample per master, each into its own watch; watches of former masters are dropped. */
+  private async sampleMasterClocks(cluster: Parameters<typeof sampleMasterClocks>[0]): Promise<void> {
+    const samples = await sampleMasterClocks(cluster)
+    const seen = new Set(samples.map((s) => s.address))
+    for (const address of this.masterClocks.keys()) if (!seen.has(address)) this.masterClocks.delete(address)
+    this.metrics.clusterMasters.set(samples.length)
+    for (const { shard, address, sample } of samples) {
+      this.metrics.clusterMasterUp.set({ shard: String(shard) }, sample ? 1 : 0)
+      if (!sample) continue
+      let watch = this.masterClocks.get(address)
+      if (!watch) {
+        watch = new ClockWatch(this.options.driftFactor, this.options.clockProbationMs)
+        this.masterClocks.set(address, watch)
+      }
+      const change = watch.add(sample)
+      const rate = watch.rate()
+      if (rate !== null) this.metrics.clusterMasterClockRate.set({ shard: String(shard) }, rate)
+      if (change === 'distrusted') {
+        this.metrics.nodeClockDistrusted.inc({ node: String(this.index) })
+        this.options.log?.warn(
+          { node: this.index, master: address, why: watch.lastViolation },
+          'redis cluster master clock distrusted: the cluster does not count until it has behaved for MAX_TTL_MS',
+        )
+      }
+    }
+    const first = this.masterClocks.values().next().value
+    if (first) this.clock = first
+    this.masterRounds++
   }
 
   /** Resolves once connected and allowed to vote, or after `withinMs`, whichever comes first; never rejects. */
@@ -306,12 +376,51 @@ export class RedisNode {
 
   /** Run one script; rejects with a NodeError saying whether the node was down, slow or broken. */
   run(script: ScriptName, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+    const waitReplicas = this.options.waitReplicas ?? 0
+    const confirmed = waitReplicas > 0 ? CONFIRMED.get(script) : undefined
+    if (confirmed) return this.measure(this.runConfirmed(script, keys, args, waitReplicas, confirmed))
     const command = (this.client as unknown as Record<ScriptName, ScriptCommand>)[script]
     return this.measure(command.call(this.client, ...keys, ...args))
   }
 
-  /** One SCAN step over the hash keys matching `pattern`: the next cursor and the keys found. */
+  /**
+   * REDIS_WAIT_REPLICAS: the script and `WAIT n` in one pipeline on the connection to the master
+   * that owns the lock's slot (WAIT counts the replicas that have this connection's writes). A change
+   * not confirmed by n replicas within most of the node timeout fails like an unreachable node: the
+   * engine rolls an attempt back and answers 503.
+   */
+  private async runConfirmed(
+    script: ScriptName,
+    keys: readonly string[],
+    args: readonly (string | number)[],
+    replicas: number,
+    changed: (reply: unknown) => boolean,
+  ): Promise<unknown> {
+    const waitMs = Math.max(1, Math.floor(this.timeoutMs * 0.8))
+    const pipeline = this.client.pipeline()
+    ;(pipeline as unknown as Record<ScriptName, ScriptCommand>)[script].call(pipeline, ...keys, ...args)
+    pipeline.wait(replicas, waitMs)
+    const [ran, waited] = (await pipeline.exec()) ?? []
+    if (!ran || ran[0]) throw ran?.[0] ?? new Error('no reply')
+    const reply = ran[1]
+    if (!changed(reply)) return reply
+    if (!waited || waited[0]) throw waited?.[0] ?? new Error('no reply to WAIT')
+    const acked = Number(waited[1])
+    if (acked < replicas) {
+      throw new NodeError(
+        'unavailable',
+        `only ${acked} of ${replicas} replicas confirmed the write within ${waitMs} ms (REDIS_WAIT_REPLICAS)`,
+      )
+    }
+    return reply
+  }
+
+  /**
+   * One SCAN step over the hash keys matching `pattern`: the next cursor and the keys found. A
+   * cluster is scanned master after master (the cursor names the master: src/redis/cluster.ts).
+   */
   scanHashes(cursor: string, pattern: string, count: number): Promise<[string, string[]]> {
+    if (isCluster(this.client)) return this.measure(scanCluster(this.client, cursor, pattern, count))
     return this.measure(this.client.scan(cursor, 'MATCH', pattern, 'COUNT', count, 'TYPE', 'hash'))
   }
 
@@ -320,7 +429,14 @@ export class RedisNode {
    * by itself after a reconnect; pushes sent meanwhile are lost, so `onReconnect` tells the caller.
    */
   subscribe(channel: string, onMessage: (message: string) => void, onReconnect: () => void): Subscription {
-    const sub = this.client.duplicate({ enableOfflineQueue: true, commandTimeout: undefined, autoResendUnfulfilledCommands: true })
+    // Classic SUBSCRIBE, also in a cluster: a PUBLISH on any node reaches the subscribers of every
+    // node (the cluster bus), so a replica needs one subscription whatever slot a lock lives in.
+    const sub: RedisClient = isCluster(this.client)
+      ? this.client.duplicate(undefined, {
+          enableOfflineQueue: true,
+          redisOptions: { ...this.client.options.redisOptions, commandTimeout: undefined, autoResendUnfulfilledCommands: true },
+        })
+      : this.client.duplicate({ enableOfflineQueue: true, commandTimeout: undefined, autoResendUnfulfilledCommands: true })
     sub.on('error', () => undefined)
     sub.on('message', (_channel: string, message: string) => onMessage(message))
     let connectedBefore = false
@@ -348,7 +464,9 @@ export class RedisNode {
   private async measure<T>(pending: Promise<T>): Promise<T> {
     const started = performance.now()
     try {
-      const value = await pending
+      // A cluster may hold a command back (redirections, a failover in progress) before any
+      // connection's own timeout starts: the node timeout bounds it from here.
+      const value = await (this.topology.mode === 'cluster' ? withDeadline(pending, this.timeoutMs) : pending)
       const ms = performance.now() - started
       this.lastLatencyMs = Math.round(ms * 100) / 100
       this.commandDuration.observe(ms / 1000)
@@ -370,9 +488,20 @@ export class RedisNode {
   }
 }
 
+function withDeadline<T>(pending: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error('Command timed out')), ms)
+  })
+  return Promise.race([pending, late]).finally(() => clearTimeout(timer))
+}
+
 function classify(err: unknown, timeoutMs: number): NodeError {
+  if (err instanceof NodeError) return err
   const message = err instanceof Error ? err.message : String(err)
   if (/timed out/i.test(message)) return new NodeError('timeout', `no answer within ${timeoutMs} ms`)
   if (/writeable|closed|ECONNREFUSED|ECONNRESET|EPIPE|connect/i.test(message)) return new NodeError('unavailable', 'not connected')
+  // A cluster between owners of a slot (failover, resharding): the command ran nowhere.
+  if (/\b(CLUSTERDOWN|TRYAGAIN|MOVED|ASK)\b|redirections|slots cache/i.test(message)) return new NodeError('unavailable', message)
   return new NodeError('error', message)
 }

@@ -2,6 +2,8 @@ import { NodeError, RedisNode, type NodeFailure, type NodeLog, type NodeStatus }
 import type { ScriptName } from './scripts.js'
 import type { Metrics } from '../metrics.js'
 import { RestartGuard } from './restarts.js'
+import type { Topology } from './topology.js'
+import { checkClusterSeeds } from './cluster.js'
 
 /** What one node said: a reply, or why it gave none (still pending when the vote settled = timeout). */
 export type Answer<T> = { node: RedisNode; ok: true; value: T } | { node: RedisNode; ok: false; reason: NodeFailure; message: string }
@@ -84,6 +86,27 @@ export class Quorum {
    */
   async connect(withinMs: number): Promise<void> {
     await Promise.all(this.nodes.map((n) => n.waitUntilReady(withinMs)))
+    const wrongMode = this.nodes.filter((n) => n.topology.mode === 'standalone' && n.clusterEnabled)
+    if (wrongMode.length > 0) {
+      throw new Error(
+        `${wrongMode.map((n) => `node ${n.index} (${n.address})`).join(', ')} ${wrongMode.length === 1 ? 'is' : 'are'} part of a Redis Cluster ` +
+          '(cluster_enabled:1): set REDIS_MODE=cluster and give its nodes as REDIS_URLS',
+      )
+    }
+    for (const node of this.nodes) {
+      const { topology } = node
+      if (topology.mode === 'cluster') {
+        const problems = await checkClusterSeeds(topology.seeds, withinMs)
+        if (problems.length > 0) throw new Error(problems.join('; '))
+      }
+      if (topology.mode === 'sentinel' && !node.up) {
+        throw new Error(
+          `REDIS_MODE=sentinel: no primary named "${topology.name}" could be reached through the sentinels ` +
+            `${topology.sentinels.map((s) => `${s.host}:${s.port}`).join(', ')} within ${withinMs} ms` +
+            (node.health.lastError ? ` (${node.health.lastError.message})` : ''),
+        )
+      }
+    }
     const replicas = this.nodes.filter((n) => n.isReplica)
     if (replicas.length > 0) {
       throw new Error(
@@ -121,6 +144,8 @@ export interface QuorumOptions {
   driftFactor: number
   keyPrefix: string
   scripts: ReadonlyMap<ScriptName, string>
+  /** REDIS_WAIT_REPLICAS */
+  waitReplicas?: number
   log?: NodeLog
 }
 
@@ -128,21 +153,26 @@ export interface QuorumOptions {
 const CLOCK_SAMPLE_MS = 1000
 const RECORD_EVERY = 10
 
-export function createQuorum(urls: readonly string[], options: QuorumOptions, metrics: Metrics): Quorum {
+/**
+ * The voters: one per standalone URL (1 = single, 3/5/7 = Redlock), or ONE for a whole Redis Cluster
+ * or a Sentinel-managed primary (src/redis/topology.ts) — the same engine code path for all.
+ */
+export function createQuorum(targets: readonly (string | Topology)[], options: QuorumOptions, metrics: Metrics): Quorum {
   const nodeOptions = {
     timeoutMs: options.timeoutMs,
     scripts: options.scripts,
     driftFactor: options.driftFactor,
     clockProbationMs: options.maxTtlMs,
+    ...(options.waitReplicas ? { waitReplicas: options.waitReplicas } : {}),
     ...(options.log ? { log: options.log } : {}),
   }
   const quorum = new Quorum(
-    urls.map((url, index) => new RedisNode(index, url, nodeOptions, metrics)),
+    targets.map((target, index) => new RedisNode(index, target, nodeOptions, metrics)),
     metrics,
   )
   // A quorum of one has no peer to carry on with while a node waits out a restart: no quarantine.
   const guard =
-    urls.length >= 3
+    targets.length >= 3
       ? new RestartGuard(
           quorum.nodes,
           quorum.majority,

@@ -68,11 +68,14 @@ export interface ScriptSettings {
   GONE_MEMORY_MS: number
   /** KEY_PREFIX + 'lost': where the scripts say a watched hold or a session went */
   LOST_CHANNEL: string
+  /** 1 (default): PUBLISH's count of receivers is evidence (one Redis, Sentinel); 0: not (a Redis Cluster). */
+  WAKE_COUNTS_RECEIVERS?: 0 | 1
 }
 
 const sources = new Map<ScriptName, string>()
 
-export function loadScripts(settings: ScriptSettings): ReadonlyMap<ScriptName, string> {
+export function loadScripts(given: ScriptSettings): ReadonlyMap<ScriptName, string> {
+  const settings: ScriptSettings = { WAKE_COUNTS_RECEIVERS: 1, ...given }
   const filled = readLua('include/settings.lua').replace(/\{\{(\w+)\}\}/g, (_m, name: string) => {
     const value = settings[name as keyof ScriptSettings]
     if (value === undefined) throw new Error(`include/settings.lua: no setting ${name}`)

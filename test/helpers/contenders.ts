@@ -30,6 +30,14 @@ export interface ContendOptions {
    * closing the session (then opening a new one) instead of by its token.
    */
   sessions?: boolean
+  /**
+   * A fault makes the backend unavailable for a while (a failover). A release answered 503 is counted
+   * in `unavailable`, not `unexpected`, and sent again (for up to 3 s) as a careful client would (the
+   * client stopped using the lock when it first sent it). An acquire answered 200 is a grant too: an
+   * earlier attempt of this client was answered 503 while its hold was made, and its rollback was
+   * lost in the fault, so the hold is this client's (with that hold's fence) and it is told so now.
+   */
+  faults?: boolean
 }
 
 export interface ContendStats {
@@ -75,7 +83,7 @@ export async function contend(options: ContendOptions): Promise<ContendStats> {
       const bound = session ? `&session=${session}` : ''
       const res = await request(base, 'POST', `${path}?ttl=${options.ttlMs}${wait}${weight}${bound}`, { token })
       const responseAt = performance.now()
-      if (res.status === 201) {
+      if (res.status === 201 || (res.status === 200 && options.faults)) {
         if (sem && (res.body.permits !== permits || res.body.limit !== sem.limit))
           stats.unexpected.push(`grant of other permits: ${JSON.stringify(res.body)}`)
         stats.grants++
@@ -104,7 +112,12 @@ export async function contend(options: ContendOptions): Promise<ContendStats> {
             stats.unexpected.push(`close ${closed.status}: ${JSON.stringify(closed.body)}`)
           session = await openSession()
         } else {
-          const released = await request(base, 'DELETE', path, { token })
+          let released = await request(base, 'DELETE', path, { token })
+          for (let tries = 0; released.status === 503 && options.faults && tries < 60; tries++) {
+            stats.unavailable++
+            await sleep(50)
+            released = await request(base, 'DELETE', path, { token })
+          }
           // 404 / 409 not_owner: the hold lapsed first (and someone else may hold the lock now).
           const lapsed = released.status === 404 || released.body.error === 'not_owner'
           if (released.status !== 200 && !lapsed) stats.unexpected.push(`release ${released.status}: ${JSON.stringify(released.body)}`)

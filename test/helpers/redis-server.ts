@@ -21,6 +21,8 @@ export interface RedisProcess {
   readonly url: string
   /** `127.0.0.1:${port}` */
   readonly address: string
+  /** Whether the process is running (not killed or stopped). */
+  readonly alive: boolean
   /** SIGKILL and wait for exit; data is lost (no persistence). */
   kill(): Promise<void>
   /** SIGTERM and wait for exit; idempotent. */
@@ -99,7 +101,7 @@ export async function freePort(): Promise<number> {
   })
 }
 
-async function launch(port: number, env: Record<string, string> | undefined): Promise<Instance> {
+async function launch(port: number, env: Record<string, string> | undefined, extraArgs: readonly string[] = []): Promise<Instance> {
   installExitHook()
   const dir = await mkdtemp(path.join(os.tmpdir(), 'lock-service-redis-'))
   // No shell is involved, so `--save ''` (no RDB snapshots) is a genuinely empty argv entry.
@@ -120,6 +122,7 @@ async function launch(port: number, env: Record<string, string> | undefined): Pr
     'warning',
     '--dir',
     dir,
+    ...extraArgs,
   ]
   const child = spawn(REDIS_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], env: env && { ...process.env, ...env } })
   let output = ''
@@ -311,10 +314,15 @@ class RedisServer implements RedisProcess {
     readonly port: number,
     inst: Instance,
     private readonly env: Record<string, string> | undefined,
+    private readonly args: readonly string[] = [],
   ) {
     this.url = `redis://127.0.0.1:${port}`
     this.address = `127.0.0.1:${port}`
     this.#inst = inst
+  }
+
+  get alive(): boolean {
+    return !this.#inst.dead
   }
 
   kill(): Promise<void> {
@@ -328,7 +336,7 @@ class RedisServer implements RedisProcess {
   async restart(): Promise<void> {
     await killInstance(this.#inst)
     // The port was ours a moment ago, so "in use" means another process took it: no point retrying.
-    this.#inst = await launch(this.port, this.env)
+    this.#inst = await launch(this.port, this.env, this.args)
   }
 
   pause(): void {
@@ -358,14 +366,19 @@ class RedisServer implements RedisProcess {
   }
 }
 
-/** `env` (e.g. a clock shim's) is added to the server's environment, on launch and on every restart(). */
-export async function startRedis(opts: { port?: number; t?: Teardown; env?: Record<string, string> } = {}): Promise<RedisProcess> {
+/**
+ * `env` (e.g. a clock shim's) is added to the server's environment, on launch and on every restart();
+ * `args` to its command line (e.g. `--cluster-enabled yes`).
+ */
+export async function startRedis(
+  opts: { port?: number; t?: Teardown; env?: Record<string, string>; args?: readonly string[] } = {},
+): Promise<RedisProcess> {
   const attempts = opts.port === undefined ? PORT_ATTEMPTS : 1
   let lastError: unknown
   for (let attempt = 0; attempt < attempts; attempt++) {
     const port = opts.port ?? (await freePort())
     try {
-      const server = new RedisServer(port, await launch(port, opts.env), opts.env)
+      const server = new RedisServer(port, await launch(port, opts.env, opts.args), opts.env, opts.args)
       opts.t?.teardown(() => server.stop())
       return server
     } catch (err) {
@@ -379,9 +392,14 @@ export async function startRedis(opts: { port?: number; t?: Teardown; env?: Reco
 type ClusterEnv = Record<string, string> | ((index: number) => Record<string, string> | undefined)
 
 /** n independent masters (not Redis Cluster mode), started in parallel. `env`: for all, or per index. */
-export async function startRedisCluster(n: number, opts: { t?: Teardown; env?: ClusterEnv } = {}): Promise<RedisProcess[]> {
+export async function startRedisCluster(
+  n: number,
+  opts: { t?: Teardown; env?: ClusterEnv; args?: readonly string[] } = {},
+): Promise<RedisProcess[]> {
   const envOf = (i: number) => (typeof opts.env === 'function' ? opts.env(i) : opts.env)
-  const results = await Promise.allSettled(Array.from({ length: n }, (_, i) => startRedis({ t: opts.t, env: envOf(i) })))
+  const results = await Promise.allSettled(
+    Array.from({ length: n }, (_, i) => startRedis({ t: opts.t, env: envOf(i), ...(opts.args ? { args: opts.args } : {}) })),
+  )
   const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')
   if (failure) {
     await Promise.all(results.map((r) => (r.status === 'fulfilled' ? r.value.stop() : undefined)))

@@ -71,8 +71,11 @@ export async function startService(env: Record<string, string>, opts: { t?: Tear
   throw new Error(`service did not become ready: ${output}`)
 }
 
-/** Two replicas of the service on the same Redis nodes (all of them, in this order). */
-export function startReplicas(redisUrls: readonly string[], opts: { t?: Teardown }): Promise<[ServiceProcess, ServiceProcess]> {
-  const env = { REDIS_URLS: redisUrls.join(',') }
+/** Two replicas of the service on the same Redis nodes (all of them, in this order); `env`: more settings (REDIS_MODE…). */
+export function startReplicas(
+  redisUrls: readonly string[],
+  opts: { t?: Teardown; env?: Record<string, string> },
+): Promise<[ServiceProcess, ServiceProcess]> {
+  const env = { ...(redisUrls.length > 0 ? { REDIS_URLS: redisUrls.join(',') } : {}), ...opts.env }
   return Promise.all([startService(env, opts), startService(env, opts)])
 }

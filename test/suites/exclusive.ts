@@ -1,14 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Test } from 'tap'
 import { grantSchema, lockStateSchema, releaseResultSchema, errorSchema } from '../../src/http/schemas.js'
+import type { Config } from '../../src/config.js'
 import { startApp } from '../helpers/app.js'
 
 /**
  * The behaviour of /locks/:key as DESIGN §1 states it, runnable against any backend: one Redis, or a
- * quorum of N. Every reply is also checked against the zod schema the OpenAPI document comes from.
+ * quorum of N, a Redis Cluster, a Sentinel-managed primary (`overrides`: redisMode and the like). Every reply is also checked against the zod schema the OpenAPI document comes from.
  */
-export async function exclusiveSuite(t: Test, redisUrls: readonly string[]): Promise<void> {
-  const { app, config } = await startApp(t, redisUrls)
+export async function exclusiveSuite(t: Test, redisUrls: readonly string[], overrides: Partial<Config> = {}): Promise<void> {
+  const { app, config } = await startApp(t, redisUrls, overrides)
   const call = async (method: 'POST' | 'PUT' | 'DELETE' | 'GET', url: string, options: { token?: string; body?: object } = {}) => {
     const res = await app.inject({
       method,

@@ -3,14 +3,29 @@ import type { Test } from 'tap'
 import { errorSchema, grantSchema, rwLockStateSchema } from '../../src/http/schemas.js'
 import { lockKeys } from '../../src/locks/keys.js'
 import { startApp } from '../helpers/app.js'
+import type { Config } from '../../src/config.js'
 import type { RedisProcess } from '../helpers/redis-server.js'
 
-/** /rwlocks as DESIGN §1–2 states it, runnable against one Redis or a quorum of N. */
-export async function rwlockSuite(t: Test, nodes: readonly RedisProcess[]): Promise<void> {
+/** What the suite reads from Redis directly: a client of the backend (for a cluster, a cluster client). */
+interface DirectClient {
+  pttl(key: string): Promise<number>
+  exists(...keys: string[]): Promise<number>
+  quit(): Promise<unknown>
+}
+
+/**
+ * /rwlocks as DESIGN §1–2 states it, runnable against one Redis or a quorum of N, or (with
+ * `backend.overrides`) a Redis Cluster or a Sentinel-managed primary, read through `backend.client`.
+ */
+export async function rwlockSuite(
+  t: Test,
+  nodes: readonly RedisProcess[],
+  backend: { overrides?: Partial<Config>; client?: () => DirectClient } = {},
+): Promise<void> {
   const { app, config } = await startApp(
     t,
     nodes.map((n) => n.url),
-    { maxReaders: 5 },
+    { maxReaders: 5, ...backend.overrides },
   )
   const call = async (method: 'POST' | 'PUT' | 'DELETE' | 'GET', url: string, token?: string, body?: object) => {
     const res = await app.inject({ method, url, headers: token ? { 'lock-token': token } : {}, ...(body ? { payload: body } : {}) })
@@ -147,7 +162,7 @@ export async function rwlockSuite(t: Test, nodes: readonly RedisProcess[]): Prom
     await call('POST', `/rwlocks/${key}/read?ttl=800`, tok('b'))
     await call('POST', `/rwlocks/${key}/read?ttl=200`, tok('c'))
     const keys = lockKeys(config.keyPrefix, 'rw', key)
-    const client = nodes[0]!.client()
+    const client: DirectClient = backend.client?.() ?? nodes[0]!.client()
     t.teardown(() => client.quit())
     const pttl = await client.pttl(keys.holds)
     t.ok(pttl > 600 && pttl <= 800, `holds key TTL ${pttl} covers the longest hold (800) and no more`)

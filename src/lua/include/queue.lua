@@ -96,8 +96,9 @@ end
 
 -- Give the free lock to waiter `id` (mode, token, ttl and permits of its request; attempt id = its
 -- waiter id, so that leave.lua can take back a hand-off its waiter no longer wants, and acquire.lua
--- can claim it), and push it the grant. Returns false when no replica received the push: then
--- nothing is handed over and the unreachable waiter leaves the line. `limit`: a semaphore's; `prefer`:
+-- can claim it), and push it the grant. Returns false when no replica received the push (as far as
+-- PUBLISH can tell: WAKE_COUNTS_RECEIVERS): then nothing is handed over and the unreachable waiter
+-- leaves the line. `limit`: a semaphore's; `prefer`:
 -- the slots to give a semaphore's waiter first (include/holds.lua free_slots).
 local function hand_off(id, w, hint, limit, prefer)
   local clock = now_us()
@@ -105,7 +106,10 @@ local function hand_off(id, w, hint, limit, prefer)
   leave_line(id)
   -- A semaphore's waiter is told its slots too.
   local slots = w.permits and free_slots(w.permits, limit, prefer)
-  if push(id, id .. '|' .. fmt(fence) .. '|' .. fmt(clock) .. (slots and '|' .. slots or '')) == 0 then return false end
+  local heard = push(id, id .. '|' .. fmt(fence) .. '|' .. fmt(clock) .. (slots and '|' .. slots or ''))
+  -- (In a Redis Cluster the count is no evidence either way: the hold is handed over regardless, as
+  -- the push may well have reached the waiter; settings.lua WAKE_COUNTS_RECEIVERS.)
+  if heard == 0 and WAKE_COUNTS_RECEIVERS then return false end
   local expires = math.floor(clock / 1000) + w.ttl
   if w.mode == 'write' then
     redis.call('HSET', KEYS[1], 'w', w.tok, 'wf', fmt(fence), 'wc', 1, 'wt', w.ttl, 'we', expires, 'wa', id, 'wac', 0)

@@ -7,3 +7,7 @@ local WAITER_LEASE_MS = {{WAITER_LEASE_MS}}   -- a waiter's place lapses unless 
 local WAKE_PREFIX = '{{WAKE_PREFIX}}'         -- wake-ups go to WAKE_PREFIX .. <replica id>
 local GONE_MEMORY_MS = {{GONE_MEMORY_MS}}     -- how long why a watched hold went is kept (include/lost.lua)
 local LOST_CHANNEL = '{{LOST_CHANNEL}}'       -- where a watched hold's or a session's end is pushed
+-- 1: PUBLISH's count says whether the waiter's replica heard a push (one Redis, Sentinel). 0 in a Redis
+-- Cluster: there it counts only the publishing node's own subscribers, while the cluster bus delivers
+-- the push to a replica subscribed on any other node, so a 0 does not mean "nobody heard it".
+local WAKE_COUNTS_RECEIVERS = {{WAKE_COUNTS_RECEIVERS}} == 1

@@ -1,0 +1,122 @@
+import { Cluster, Redis, type ClusterNode, type RedisOptions } from 'ioredis'
+
+/**
+ * Where the service's Redis lives (REDIS_MODE). Every topology is seen by the engine as voters of one
+ * quorum (src/redis/quorum.ts):
+ * - `standalone`: each URL is one independent master: 1 = single mode, 3/5/7 = a Redlock quorum.
+ * - `cluster`: the URLs are seeds of ONE Redis Cluster; the cluster is one voter (a quorum of one).
+ *   Each lock lives in the slot of its hash tag, so each script runs on the master owning that slot;
+ *   ioredis follows MOVED/ASK and refreshes the slot map after a failover.
+ * - `sentinel`: Sentinel names the current primary; the primary is one voter (a quorum of one), and
+ *   the client asks the sentinels again after a failover.
+ */
+export type Topology =
+  | { mode: 'standalone'; url: string }
+  | { mode: 'cluster'; seeds: readonly string[] }
+  | {
+      mode: 'sentinel'
+      sentinels: readonly SentinelAddress[]
+      name: string
+      /** AUTH for the primary and replicas (REDIS_PASSWORD), and for the sentinels (REDIS_SENTINEL_PASSWORD). */
+      password: string | undefined
+      sentinelPassword: string | undefined
+      /** TLS to the sentinels and the data nodes (REDIS_SENTINELS given as rediss://…). */
+      tls: boolean
+    }
+
+export interface SentinelAddress {
+  host: string
+  port: number
+}
+
+export type RedisClient = Redis | Cluster
+
+/** What every connection shares, whatever the topology: fail fast, never resend, bounded commands. */
+export interface ClientSettings {
+  timeoutMs: number
+}
+
+/** "host:port" that logs, metrics and bodies may show for this topology (never a password). */
+export function topologyAddress(topology: Topology): string {
+  if (topology.mode === 'standalone') return hostPort(topology.url)
+  if (topology.mode === 'cluster') return hostPort(topology.seeds[0] ?? 'redis://127.0.0.1:6379')
+  const first = topology.sentinels[0]
+  return first ? `${first.host}:${first.port}` : 'sentinel'
+}
+
+/** Passwords to hide from error messages. */
+export function topologySecrets(topology: Topology): string[] {
+  const fromUrl = (url: string) => {
+    const u = new URL(url)
+    return [u.password, decodeURIComponent(u.password)].filter((s) => s !== '')
+  }
+  if (topology.mode === 'standalone') return fromUrl(topology.url)
+  if (topology.mode === 'cluster') return topology.seeds.flatMap(fromUrl)
+  return [topology.password, topology.sentinelPassword].filter((s): s is string => s !== undefined && s !== '')
+}
+
+function hostPort(url: string): string {
+  const u = new URL(url)
+  return `${u.hostname}:${u.port || '6379'}`
+}
+
+/** The per-connection options of every data connection (the ones scripts run on). */
+function connectionOptions(settings: ClientSettings): RedisOptions {
+  return {
+    autoResendUnfulfilledCommands: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: settings.timeoutMs,
+    connectTimeout: Math.max(settings.timeoutMs, 1000),
+    lazyConnect: false,
+  }
+}
+
+export function createClient(topology: Topology, settings: ClientSettings): RedisClient {
+  const retryStrategy = (times: number) => Math.min(50 * times, 1000)
+  if (topology.mode === 'standalone') {
+    return new Redis(topology.url, { ...connectionOptions(settings), enableOfflineQueue: false, retryStrategy })
+  }
+  if (topology.mode === 'sentinel') {
+    return new Redis({
+      ...connectionOptions(settings),
+      enableOfflineQueue: false,
+      retryStrategy,
+      sentinels: topology.sentinels.map((s) => ({ host: s.host, port: s.port })),
+      name: topology.name,
+      role: 'master',
+      ...(topology.password ? { password: topology.password } : {}),
+      ...(topology.sentinelPassword ? { sentinelPassword: topology.sentinelPassword } : {}),
+      ...(topology.tls ? { tls: {}, sentinelTLS: {}, enableTLSForSentinelMode: true } : {}),
+      sentinelRetryStrategy: (times: number) => Math.min(100 * times, 1000),
+      sentinelCommandTimeout: settings.timeoutMs,
+    })
+  }
+  const seeds = topology.seeds.map((url) => new URL(url))
+  const first = seeds[0]
+  const nodes: ClusterNode[] = seeds.map((u) => ({ host: u.hostname, port: Number(u.port || 6379) }))
+  return new Cluster(nodes, {
+    enableOfflineQueue: false,
+    enableReadyCheck: true,
+    scaleReads: 'master',
+    // MOVED / ASK / TRYAGAIN / CLUSTERDOWN: retried inside the node timeout (commands that were refused
+    // ran nowhere, so retrying them cannot grant twice).
+    maxRedirections: 16,
+    retryDelayOnMoved: 0,
+    retryDelayOnTryAgain: 20,
+    retryDelayOnClusterDown: 50,
+    retryDelayOnFailover: 50,
+    slotsRefreshTimeout: Math.max(settings.timeoutMs, 1000),
+    slotsRefreshInterval: 2000,
+    clusterRetryStrategy: retryStrategy,
+    redisOptions: {
+      ...connectionOptions(settings),
+      ...(first?.username ? { username: decodeURIComponent(first.username) } : {}),
+      ...(first?.password ? { password: decodeURIComponent(first.password) } : {}),
+      ...(first?.protocol === 'rediss:' ? { tls: {} } : {}),
+    },
+  })
+}
+
+export function isCluster(client: RedisClient): client is Cluster {
+  return client instanceof Cluster
+}

@@ -1,0 +1,110 @@
+import { performance } from 'node:perf_hooks'
+import t from 'tap'
+import { buildApp } from '../src/app.js'
+import { configFrom } from '../src/config.js'
+import { startApp, startListening } from './helpers/app.js'
+import { contend } from './helpers/contenders.js'
+import { contendThroughKill } from './helpers/failover.js'
+import { History } from './helpers/history.js'
+import { request } from './helpers/http.js'
+import { startSentinelSet } from './helpers/redis-sentinel.js'
+import { startReplicas } from './helpers/service-process.js'
+import { until } from './helpers/until.js'
+import { exclusiveSuite } from './suites/exclusive.js'
+import { rwlockSuite } from './suites/rwlock.js'
+
+const tok = (name: string) => `${name}-sentinel-token-00000`
+const KEYS = ['alpha', 'bravo', 'charlie']
+
+t.test('a primary, a replica and three sentinels', async (t) => {
+  const set = await startSentinelSet({ t })
+  const sentinel = { redisMode: 'sentinel' as const, sentinel: set.config, logLevel: 'warn' }
+
+  t.test('exclusive', (t) => exclusiveSuite(t, [], sentinel))
+  t.test('read-write', (t) => rwlockSuite(t, [set.primary], { overrides: sentinel, client: () => set.primary.client() }))
+
+  t.test('contention, waiting in line: history-checked', async (t) => {
+    const { address } = await startListening(t, [], sentinel)
+    const history = new History()
+    const stats = await contend({ baseUrls: [address], history, keys: KEYS, clients: 12, durationMs: 2500, ttlMs: 2000, waitMs: 1000 })
+    t.same(stats.unexpected, [])
+    t.ok(stats.grants >= 100, `${stats.grants} grants`)
+    history.assertSafe(t)
+  })
+
+  t.test('two service replicas: FIFO hand-off across them, history-checked', async (t) => {
+    const [a, b] = await startReplicas([], { t, env: set.env })
+    const path = '/locks/line'
+    t.equal((await request(a.url, 'POST', `${path}?ttl=30s`, { token: tok('holder') })).status, 201)
+    const first = request(b.url, 'POST', `${path}?wait=10s`, { token: tok('first') })
+    await until(async () => (await request(a.url, 'GET', path)).body.waiters === 1, 'first waiter in line')
+    const second = request(a.url, 'POST', `${path}?wait=10s`, { token: tok('second') })
+    await until(async () => (await request(a.url, 'GET', path)).body.waiters === 2, 'second waiter in line')
+    const released = performance.now()
+    await request(a.url, 'DELETE', path, { token: tok('holder') })
+    const got = await first
+    t.equal(got.status, 201, 'the first waiter (on the other replica) got it')
+    t.ok(performance.now() - released < 2000, 'by the push, not a timeout')
+    await request(b.url, 'DELETE', path, { token: tok('first') })
+    t.equal((await second).status, 201, 'then the second')
+    const history = new History()
+    const stats = await contend({ baseUrls: [a.url, b.url], history, keys: KEYS, clients: 10, durationMs: 2500, ttlMs: 2000, waitMs: 1000 })
+    t.same(stats.unexpected, [])
+    t.ok(stats.grants >= 50, `${stats.grants} grants through two replicas`)
+    history.assertSafe(t)
+  })
+
+  t.test('readiness shows one voter; a wrong primary name is a readable start error', async (t) => {
+    const { app } = await startApp(t, [], sentinel)
+    const ready = await app.inject({ method: 'GET', url: '/readyz' })
+    t.equal(ready.statusCode, 200)
+    t.equal(ready.json().nodes.length, 1)
+    t.equal(ready.json().nodes[0].vote, 'counts')
+    const wrong = configFrom({
+      redisMode: 'sentinel',
+      sentinel: { ...set.config, name: 'nobody' },
+      redisUrls: [],
+      logLevel: 'silent',
+      nodeTimeoutMs: 300,
+    })
+    await t.rejects(buildApp(wrong), /REDIS_MODE=sentinel: no primary named "nobody" could be reached through the sentinels/)
+  })
+})
+
+for (const waitReplicas of [1, 0]) {
+  t.test(
+    `the primary killed under contention, REDIS_WAIT_REPLICAS=${waitReplicas}: 503 while it lasts, recovery, fences increase`,
+    async (t) => {
+      // With WAIT 1 the primary needs a second replica, or the promoted one could confirm nothing.
+      const set = await startSentinelSet({ t, replicas: 1 + waitReplicas })
+      const { address } = await startListening(t, [], {
+        redisMode: 'sentinel',
+        sentinel: set.config,
+        logLevel: 'silent',
+        nodeTimeoutMs: 500,
+        waitReplicas,
+      })
+      const { stats, history, recoveryMs } = await contendThroughKill({
+        address,
+        keys: KEYS,
+        probeKey: 'alpha',
+        kill: () => set.primary.kill(),
+      })
+      t.same(stats.unexpected, [], 'only 201, 409 and 503 (and 200: a hold an earlier 503 made)')
+      t.ok(stats.unavailable > 0, `${stats.unavailable} answers were 503 while there was no primary`)
+      t.ok(!Number.isNaN(recoveryMs), `grants again ${recoveryMs.toFixed(0)} ms after the kill (down-after-milliseconds 1000)`)
+      t.ok(stats.grants >= 50, `${stats.grants} grants`)
+      const violations = history.check()
+      if (waitReplicas > 0) history.assertSafe(t)
+      else
+        t.same(
+          violations.filter((v) => v.kind !== 'overlap'),
+          [],
+          'fences strictly increase across the failover (the TIME floor)',
+        )
+      t.comment(
+        `sentinel, WAIT ${waitReplicas}: recovery ${recoveryMs.toFixed(0)} ms after the kill; ${stats.unavailable} × 503; ${violations.length} violations in ${history.size} holds`,
+      )
+    },
+  )
+}
