@@ -131,6 +131,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const sessions = new SessionEngine(quorum, config, engine, metrics)
   const watchers = new Watchers(quorum, config, metrics)
   watchers.start()
+  sessions.startCensus()
   const app: App = Object.assign(fastify, { quorum, metrics, engine, sessions, waitRoom, watchers })
   // SIGTERM: parked waiters answer 503 shutting_down before the server waits for in-flight requests.
   app.addHook('preClose', async () => {
@@ -138,6 +139,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     watchers.stopWatching()
   })
   app.addHook('onClose', async () => {
+    sessions.stopCensus()
     await waitRoom.close()
     await watchers.close()
     await quorum.close()

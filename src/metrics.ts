@@ -162,6 +162,16 @@ export function createMetrics() {
       help: 'Sessions ended by DELETE /sessions/:id (their holds released)',
       registers: [registry],
     }),
+    sessions: new Gauge({
+      name: 'lock_sessions',
+      help: 'Live sessions of the service (all replicas), as of the latest census (every 5 s)',
+      registers: [registry],
+    }),
+    sessionExpiries: new Counter({
+      name: 'lock_session_expiries_total',
+      help: 'Sessions that lapsed without a DELETE (no keepalive in time), counted by the replica whose census found them',
+      registers: [registry],
+    }),
     watchers: new Gauge({
       name: 'lock_watchers',
       help: 'Watch requests (GET …/watch) parked on this replica',

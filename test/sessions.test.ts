@@ -50,3 +50,34 @@ t.test("with API keys: a session is its key's alone; MAX_SESSIONS_PER_KEY", asyn
   t.equal((await app.inject({ method: 'DELETE', url: `/sessions/${id}`, headers: billing })).statusCode, 200, 'its own key closes it')
   t.equal((await open(billing)).statusCode, 201, 'a closed session no longer counts')
 })
+
+t.test('lock_sessions counts live sessions; a lapse without DELETE counts in lock_session_expiries_total', async (t) => {
+  const redis = await startRedis({ t })
+  const app = await buildApp(loadConfig({ REDIS_URLS: redis.url, LOG_LEVEL: 'warn' }), { logStream: new PassThrough() })
+  t.teardown(() => app.close())
+  const metric = async (name: string) => {
+    const text = (await app.inject({ method: 'GET', url: '/metrics' })).body
+    const line = text.split('\n').find((l) => l.startsWith(`${name} `))
+    return Number(line?.split(' ')[1])
+  }
+  const open = async (ttlMs: number) =>
+    ((await app.inject({ method: 'POST', url: '/sessions', payload: { ttlMs } })).json() as { id: string }).id
+  const short = await open(300)
+  await open(300)
+  const kept = await open(300)
+  const closed = await open(60_000)
+  await open(60_000)
+  await app.sessions.census()
+  t.equal(await metric('lock_sessions'), 5, 'five sessions open')
+  t.equal(await metric('lock_session_expiries_total'), 0)
+  t.equal((await app.inject({ method: 'DELETE', url: `/sessions/${closed}` })).statusCode, 200)
+  await new Promise((r) => setTimeout(r, 200))
+  t.equal((await app.inject({ method: 'PUT', url: `/sessions/${kept}/keepalive` })).statusCode, 200)
+  await new Promise((r) => setTimeout(r, 250))
+  await app.sessions.census()
+  t.equal(await metric('lock_sessions'), 2, 'the kept one and the long one are left')
+  t.equal(await metric('lock_session_expiries_total'), 2, 'two lapsed; the closed one is not an expiry')
+  t.equal((await app.inject({ method: 'GET', url: `/sessions/${short}` })).statusCode, 404, 'and a lapsed one is gone')
+  await app.sessions.census()
+  t.equal(await metric('lock_session_expiries_total'), 2, 'a lapse counts once')
+})

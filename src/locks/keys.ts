@@ -71,6 +71,11 @@ export function apiKeySessionsKey(prefix: string, name: string): string {
   return `${prefix}sessions-by:{${createHash('sha256').update(name).digest('base64url').slice(0, 22)}}`
 }
 
+/** Every live session of the service (sessions_index.lua), for the sessions gauge and expiry count. */
+export function sessionsIndexKey(prefix: string): string {
+  return `${prefix}sessions:{index}`
+}
+
 export function sessionKeys(prefix: string, ref: string): SessionKeys {
   const session = `${prefix}sess:{${ref}}`
   const holds = `${session}:h`

@@ -7,7 +7,7 @@ import type { Quorum, Tally } from '../redis/quorum.js'
 import { Refused } from '../redis/scripts.js'
 import type { LockEngine } from './engine.js'
 import { fenceHint } from './fence-hint.js'
-import { apiKeySessionsKey, lockKeys, sessionKeys, type LockKeys, type SessionKeys } from './keys.js'
+import { apiKeySessionsKey, lockKeys, sessionKeys, sessionsIndexKey, type LockKeys, type SessionKeys } from './keys.js'
 import { storageOf, type AcquireRequest, type Grant, type LockMode } from './types.js'
 import { validityMs } from './validity.js'
 import {
@@ -43,6 +43,9 @@ interface Bound {
   token: string
   key: string
 }
+
+/** How often the sessions gauge and the expiry count are brought up to date. */
+const CENSUS_INTERVAL_MS = 5000
 
 /** The shortest lease a bound hold is granted with, when its session has less left. */
 const MIN_HOLD_TTL_MS = 100
@@ -119,6 +122,38 @@ export class SessionEngine {
     private readonly metrics: Metrics,
   ) {}
 
+  private censusTimer: NodeJS.Timeout | undefined
+
+  /**
+   * The lock_sessions gauge and lock_session_expiries_total, every CENSUS_INTERVAL_MS: sessions_index.lua
+   * on every node drops the sessions that lapsed and counts them (once per node, whichever replica
+   * asks first), so the replicas' expiry counters add up to the service's. On a quorum the node that
+   * knows most speaks (a restarted node knows none).
+   */
+  async census(): Promise<void> {
+    const index = [sessionsIndexKey(this.config.keyPrefix)]
+    const answers = await Promise.allSettled(this.quorum.nodes.map((node) => node.run('sessions_index', index, ['census'])))
+    let live = -1
+    let expired = 0
+    for (const a of answers) {
+      if (a.status !== 'fulfilled' || !Array.isArray(a.value)) continue
+      live = Math.max(live, Number(a.value[0] ?? 0))
+      expired = Math.max(expired, Number(a.value[1] ?? 0))
+    }
+    if (live < 0) return
+    this.metrics.sessions.set(live)
+    if (expired > 0) this.metrics.sessionExpiries.inc(expired)
+  }
+
+  startCensus(): void {
+    this.censusTimer = setInterval(() => void this.census().catch(() => undefined), CENSUS_INTERVAL_MS)
+    this.censusTimer.unref()
+  }
+
+  stopCensus(): void {
+    clearInterval(this.censusTimer)
+  }
+
   private keys(id: string): SessionKeys {
     return sessionKeys(this.config.keyPrefix, sessionRef(id))
   }
@@ -145,6 +180,8 @@ export class SessionEngine {
    * 'keep' and 'close' are best effort: a set entry outlives its session by a TTL at most.
    */
   private async perKey(by: string, op: 'open' | 'keep' | 'close', ref: string, ttlMs = 0): Promise<void> {
+    const index = [sessionsIndexKey(this.config.keyPrefix)]
+    for (const node of this.quorum.nodes) node.run('sessions_index', index, [op, ref, ttlMs]).catch(() => undefined)
     if (by === '') return
     const key = [apiKeySessionsKey(this.config.keyPrefix, by)]
     const args = [op, ref, ttlMs, this.config.maxSessionsPerKey]

@@ -31,6 +31,7 @@ export const scriptNames = [
   'session_close',
   'session_show',
   'key_sessions',
+  'sessions_index',
   'watch',
 ] as const
 
@@ -42,7 +43,7 @@ export type ScriptName = (typeof scriptNames)[number]
 
 /** How many of a script's arguments are keys. */
 export function keyCountOf(name: ScriptName): number {
-  if (name === 'key_sessions') return 1
+  if (name === 'key_sessions' || name === 'sessions_index') return 1
   return name.startsWith('session_') ? SESSION_SCRIPT_KEY_COUNT : SCRIPT_KEY_COUNT
 }
 
