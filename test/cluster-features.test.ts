@@ -6,11 +6,11 @@ import { lockKeys } from '../src/locks/keys.js'
 import { startApp, startListening } from './helpers/app.js'
 import { contend } from './helpers/contenders.js'
 import { History } from './helpers/history.js'
-import { request } from './helpers/http.js'
 import { startRedisClusterMode, type RedisClusterProcesses } from './helpers/redis-cluster.js'
 import { startRedis } from './helpers/redis-server.js'
 import { startReplicas } from './helpers/service-process.js'
 import { until } from './helpers/until.js'
+import { lineAcrossReplicas } from './helpers/line.js'
 
 const cluster = (overrides = {}) => ({ redisMode: 'cluster' as const, logLevel: 'warn', ...overrides })
 const tok = (name: string) => `${name}-cluster-token-000000`
@@ -69,19 +69,7 @@ t.test('a Redis Cluster of 3 masters + 3 replicas', async (t) => {
     const [a, b] = await startReplicas(redis.urls, { t, env: { REDIS_MODE: 'cluster' } })
     for (const key of keys.slice(0, 3)) {
       const path = `/locks/line-${key}`
-      t.equal((await request(a.url, 'POST', `${path}?ttl=30s`, { token: tok('holder') })).status, 201)
-      const first = request(b.url, 'POST', `${path}?wait=10s`, { token: tok('first') })
-      await until(async () => (await request(a.url, 'GET', path)).body.waiters === 1, 'first waiter in line')
-      const second = request(a.url, 'POST', `${path}?wait=10s`, { token: tok('second') })
-      await until(async () => (await request(a.url, 'GET', path)).body.waiters === 2, 'second waiter in line')
-      const released = performance.now()
-      await request(a.url, 'DELETE', path, { token: tok('holder') })
-      const got = await first
-      t.equal(got.status, 201, `${key}: the first waiter (on the other replica) got it`)
-      t.ok(performance.now() - released < 2000, 'by the push, not a timeout')
-      await request(b.url, 'DELETE', path, { token: tok('first') })
-      const next = await second
-      t.equal(next.status, 201, `${key}: then the second`)
+      const { first: got, second: next } = await lineAcrossReplicas(t, a.url, b.url, path, tok)
       t.ok((next.body.fence as number) > (got.body.fence as number), 'fences increase along the line')
     }
     const history = new History()

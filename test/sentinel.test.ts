@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks'
 import t from 'tap'
 import { buildApp } from '../src/app.js'
 import { configFrom } from '../src/config.js'
@@ -6,10 +5,9 @@ import { startApp, startListening } from './helpers/app.js'
 import { contend } from './helpers/contenders.js'
 import { contendThroughKill } from './helpers/failover.js'
 import { History } from './helpers/history.js'
-import { request } from './helpers/http.js'
 import { startSentinelSet } from './helpers/redis-sentinel.js'
 import { startReplicas } from './helpers/service-process.js'
-import { until } from './helpers/until.js'
+import { lineAcrossReplicas } from './helpers/line.js'
 import { exclusiveSuite } from './suites/exclusive.js'
 import { rwlockSuite } from './suites/rwlock.js'
 
@@ -35,18 +33,7 @@ t.test('a primary, a replica and three sentinels', async (t) => {
   t.test('two service replicas: FIFO hand-off across them, history-checked', async (t) => {
     const [a, b] = await startReplicas([], { t, env: set.env })
     const path = '/locks/line'
-    t.equal((await request(a.url, 'POST', `${path}?ttl=30s`, { token: tok('holder') })).status, 201)
-    const first = request(b.url, 'POST', `${path}?wait=10s`, { token: tok('first') })
-    await until(async () => (await request(a.url, 'GET', path)).body.waiters === 1, 'first waiter in line')
-    const second = request(a.url, 'POST', `${path}?wait=10s`, { token: tok('second') })
-    await until(async () => (await request(a.url, 'GET', path)).body.waiters === 2, 'second waiter in line')
-    const released = performance.now()
-    await request(a.url, 'DELETE', path, { token: tok('holder') })
-    const got = await first
-    t.equal(got.status, 201, 'the first waiter (on the other replica) got it')
-    t.ok(performance.now() - released < 2000, 'by the push, not a timeout')
-    await request(b.url, 'DELETE', path, { token: tok('first') })
-    t.equal((await second).status, 201, 'then the second')
+    await lineAcrossReplicas(t, a.url, b.url, path, tok)
     const history = new History()
     const stats = await contend({ baseUrls: [a.url, b.url], history, keys: KEYS, clients: 10, durationMs: 2500, ttlMs: 2000, waitMs: 1000 })
     t.same(stats.unexpected, [])
