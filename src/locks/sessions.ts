@@ -181,12 +181,12 @@ export class SessionEngine {
    */
   private async perKey(by: string, op: 'open' | 'keep' | 'close', ref: string, ttlMs = 0): Promise<void> {
     const index = [sessionsIndexKey(this.config.keyPrefix)]
-    for (const node of this.quorum.nodes) node.run('sessions_index', index, [op, ref, ttlMs]).catch(() => undefined)
+    this.quorum.everywhere('sessions_index', index, [op, ref, ttlMs])
     if (by === '') return
     const key = [apiKeySessionsKey(this.config.keyPrefix, by)]
     const args = [op, ref, ttlMs, this.config.maxSessionsPerKey]
     if (op !== 'open') {
-      for (const node of this.quorum.nodes) node.run('key_sessions', key, args).catch(() => undefined)
+      this.quorum.everywhere('key_sessions', key, args)
       return
     }
     const tally = await this.quorum.ask(
@@ -194,7 +194,7 @@ export class SessionEngine {
       (t) => countWhere(t, (c) => c === 1) >= t.majority || countWhere(t, (c) => c === Refused.TOO_MANY_SESSIONS) >= t.majority,
     )
     if (countWhere(tally, (c) => c === 1) >= tally.majority) return
-    for (const node of this.quorum.nodes) node.run('key_sessions', key, ['close', ref]).catch(() => undefined)
+    this.quorum.everywhere('key_sessions', key, ['close', ref])
     if (countWhere(tally, (c) => c === Refused.TOO_MANY_SESSIONS) >= tally.majority)
       throw fail.tooManySessions(by, this.config.maxSessionsPerKey)
     throw backendUnavailable(this.quorum, tally, 'no_majority')
@@ -208,7 +208,7 @@ export class SessionEngine {
     await this.perKey(by, 'open', sessionRef(id), ttlMs)
     const tally = await this.ask(keys, 'session_open', [by, ttlMs, owner ?? ''])
     if (countWhere(tally, (c) => c === 1) < tally.majority) {
-      for (const node of this.quorum.nodes) node.run('session_close', keys.all, [by]).catch(() => undefined)
+      this.quorum.everywhere('session_close', keys.all, [by])
       void this.perKey(by, 'close', sessionRef(id))
       throw backendUnavailable(this.quorum, tally, 'no_majority')
     }
@@ -286,7 +286,7 @@ export class SessionEngine {
 
   /** Forget holds of a session (best effort: a stale entry is found gone again at the next keepalive). */
   private unbind(keys: SessionKeys, entries: readonly string[]): void {
-    for (const node of this.quorum.nodes) node.run('session_unbind', keys.all, entries).catch(() => undefined)
+    this.quorum.everywhere('session_unbind', keys.all, entries)
   }
 
   /** DELETE /sessions/:id: the session ends at once, then each of its holds is dropped (handed to its waiters). */
@@ -390,7 +390,7 @@ export class SessionEngine {
         sessionRef: sessionRef(id),
       })
       // Held now (no longer waiting in line): a keepalive that no longer finds it reports it lost.
-      for (const node of this.quorum.nodes) node.run('session_bind', keys.all, [by, entry, 0, 'held']).catch(() => undefined)
+      this.quorum.everywhere('session_bind', keys.all, [by, entry, 0, 'held'])
       return grant
     } catch (err) {
       if (fresh) this.unbind(keys, [entry])

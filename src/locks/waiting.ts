@@ -262,7 +262,7 @@ export class WaitRoom {
       const keys = group.values().next().value?.keys
       if (!keys || ids.length === 0) continue
       const args = [fenceHint(), ...ids]
-      for (const node of this.quorum.nodes) node.run('touch', keys.all, args).catch(() => undefined)
+      this.quorum.everywhere('touch', keys.all, args)
     }
   }
 

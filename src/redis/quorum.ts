@@ -32,6 +32,14 @@ export class Quorum {
     this.majority = Math.floor(nodes.length / 2) + 1
   }
 
+  /**
+   * Runs a script on every node and ignores the answers: for bookkeeping that is safe to miss
+   * (a stale entry is found again and cleaned up later), never for a decision.
+   */
+  everywhere(script: ScriptName, keys: readonly string[], args: readonly (string | number)[]): void {
+    for (const node of this.nodes) node.run(script, keys, args).catch(() => undefined)
+  }
+
   get size(): number {
     return this.nodes.length
   }
