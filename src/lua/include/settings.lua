@@ -1,6 +1,8 @@
 -- include/settings.lua — this service's settings, written into every script's text when the scripts
 -- are loaded (src/redis/scripts.ts), so that no call has to send them.
-local FENCE_MEMORY_MS = {{FENCE_MEMORY_MS}}   -- how long a fence counter outlives its last use
+-- How long a fence counter outlives its last use; a string, as Redis takes it (a Lua number passed to
+-- redis.call is formatted on every call, which costs more than the command it is passed to).
+local FENCE_MEMORY_MS = '{{FENCE_MEMORY_MS}}'
 local MAX_READERS = {{MAX_READERS}}           -- most read holds one lock may have
 local MAX_WAITERS = {{MAX_WAITERS}}           -- most waiters one lock may have
 local WAITER_LEASE_MS = {{WAITER_LEASE_MS}}   -- a waiter's place lapses unless renewed within this
