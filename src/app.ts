@@ -149,7 +149,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     reply.header('x-request-id', request.id)
     done()
   })
-  const httpDuration = seriesBy((method, route, statusClass) => metrics.httpDuration.labels({ method, route, status_class: statusClass }))
+  const httpDuration = seriesBy((method, route, statusClass) => metrics.httpDuration.series({ method, route, status_class: statusClass }))
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url
     httpDuration(request.method, route ?? 'unmatched', statusClasses[Math.floor(reply.statusCode / 100)] ?? 'other').observe(

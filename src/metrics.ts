@@ -1,10 +1,13 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { FastCounter, FastHistogram } from './metrics-fast.js'
 import { nodeFailureReasons } from './redis/health.js'
 
 /**
  * Every metric the service exports, defined in one place, on one registry per app instance.
  * Base units, `_seconds` and `_total` suffixes; labels never carry a lock key, token or address
- * (nodes are labelled by their index in REDIS_URLS).
+ * (nodes are labelled by their index in REDIS_URLS). The metrics every request updates are
+ * FastHistogram / FastCounter (src/metrics-fast.ts): resolve a series once with `series(labels)`,
+ * then update it without label work.
  */
 export function createMetrics() {
   const registry = new Registry()
@@ -13,26 +16,26 @@ export function createMetrics() {
 
   return {
     registry,
-    acquireDuration: new Histogram({
+    acquireDuration: new FastHistogram({
       name: 'lock_acquire_duration_seconds',
       help: 'Time to answer an acquire, by mode and outcome (granted, held, error)',
       labelNames: ['mode', 'outcome'] as const,
       buckets: latencyBuckets,
       registers: [registry],
     }),
-    contention: new Counter({
+    contention: new FastCounter({
       name: 'lock_contention_total',
       help: 'Acquires that found the lock held by another token',
       labelNames: ['mode'] as const,
       registers: [registry],
     }),
-    releases: new Counter({
+    releases: new FastCounter({
       name: 'lock_releases_total',
       help: 'Release requests by mode and outcome (released, decremented, not_found, not_owner, error)',
       labelNames: ['mode', 'outcome'] as const,
       registers: [registry],
     }),
-    renewals: new Counter({
+    renewals: new FastCounter({
       name: 'lock_renewals_total',
       help: 'Renew requests by mode and outcome (renewed, not_found, not_owner, error)',
       labelNames: ['mode', 'outcome'] as const,
@@ -67,7 +70,7 @@ export function createMetrics() {
       buckets: [0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5],
       registers: [registry],
     }),
-    httpDuration: new Histogram({
+    httpDuration: new FastHistogram({
       name: 'http_request_duration_seconds',
       help: 'HTTP request duration by method, route pattern and status class',
       labelNames: ['method', 'route', 'status_class'] as const,
@@ -80,7 +83,7 @@ export function createMetrics() {
       labelNames: ['node'] as const,
       registers: [registry],
     }),
-    nodeCommandDuration: new Histogram({
+    nodeCommandDuration: new FastHistogram({
       name: 'redis_node_command_duration_seconds',
       help: 'Duration of successful commands, by node index',
       labelNames: ['node'] as const,
@@ -194,10 +197,9 @@ export function createMetrics() {
 export type Metrics = ReturnType<typeof createMetrics>
 
 /**
- * A metric's series by label values (up to three), each made once with `make` (e.g. a prom-client
- * child: `histogram.labels(...)`) and then found by nested Map lookups, so that a request's metric
- * update skips prom-client's label checks and its closures. Only for label values from a bounded set
- * (modes, outcomes, route patterns, methods, status classes).
+ * A metric's series by label values (up to three), each resolved once with `make` (e.g.
+ * `histogram.series(...)`) and then found by nested Map lookups: no key string is built per request.
+ * Only for label values from a bounded set (modes, outcomes, route patterns, methods, status classes).
  */
 export function seriesBy<T>(make: (a: string, b: string, c: string) => T): (a: string, b: string, c?: string) => T {
   const byA = new Map<string, Map<string, Map<string, T>>>()
@@ -236,10 +238,10 @@ export interface DocumentedRoute {
  */
 export function zeroSeries(metrics: Metrics, nodeCount: number, routes: readonly DocumentedRoute[]): void {
   for (const mode of lockModes) {
-    metrics.contention.inc({ mode }, 0)
+    metrics.contention.zero({ mode })
     for (const outcome of acquireOutcomes) metrics.acquireDuration.zero({ mode, outcome })
-    for (const outcome of renewOutcomes) metrics.renewals.inc({ mode, outcome }, 0)
-    for (const outcome of releaseOutcomes) metrics.releases.inc({ mode, outcome }, 0)
+    for (const outcome of renewOutcomes) metrics.renewals.zero({ mode, outcome })
+    for (const outcome of releaseOutcomes) metrics.releases.zero({ mode, outcome })
     for (const outcome of waitOutcomes) metrics.waitDuration.zero({ mode, outcome })
   }
   for (const reason of quorumFailureReasons) metrics.quorumFailures.inc({ reason }, 0)

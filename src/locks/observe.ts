@@ -11,11 +11,11 @@ export class Observed {
   private readonly releases: (mode: string, outcome: string) => { inc(): void }
 
   constructor(metrics: Metrics) {
-    this.acquireDuration = seriesBy((mode, outcome) => metrics.acquireDuration.labels({ mode, outcome }))
-    const contention = seriesBy((mode) => metrics.contention.labels({ mode }))
+    this.acquireDuration = seriesBy((mode, outcome) => metrics.acquireDuration.series({ mode, outcome }))
+    const contention = seriesBy((mode) => metrics.contention.series({ mode }))
     this.contention = (mode) => contention(mode, '')
-    this.renewals = seriesBy((mode, outcome) => metrics.renewals.labels({ mode, outcome }))
-    this.releases = seriesBy((mode, outcome) => metrics.releases.labels({ mode, outcome }))
+    this.renewals = seriesBy((mode, outcome) => metrics.renewals.series({ mode, outcome }))
+    this.releases = seriesBy((mode, outcome) => metrics.releases.series({ mode, outcome }))
   }
 
   // Not an async function: a waiting acquire stays pending for up to MAX_WAIT_MS, and a .then costs a

@@ -146,7 +146,7 @@ export class RedisNode {
     this.timeoutMs = timeoutMs
     this.topology = typeof target === 'string' ? { mode: 'standalone', url: target } : target
     this.address = topologyAddress(this.topology)
-    this.commandDuration = metrics.nodeCommandDuration.labels({ node: String(index) })
+    this.commandDuration = metrics.nodeCommandDuration.series({ node: String(index) })
     this.clock = new ClockWatch(options.driftFactor, options.clockProbationMs)
     this.client = createClient(this.topology, { timeoutMs })
     this.health = new NodeHealth(index, this.address, topologySecrets(this.topology), metrics, options.log)
