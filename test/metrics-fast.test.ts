@@ -5,6 +5,10 @@
  */
 import { Counter, Histogram, Registry } from 'prom-client'
 import t from 'tap'
+import { fail } from '../src/errors.js'
+import { Observed } from '../src/locks/observe.js'
+import type { Grant } from '../src/locks/types.js'
+import { createMetrics } from '../src/metrics.js'
 import { FastCounter, FastHistogram } from '../src/metrics-fast.js'
 
 const buckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
@@ -154,6 +158,49 @@ t.test('label names are checked when a series is resolved; buckets must increase
   const registry = new Registry()
   new FastCounter({ name: 'twice_total', help: 'Registered once', registers: [registry] })
   t.throws(() => new Counter({ name: 'twice_total', help: 'Registered twice', registers: [registry] }), /already been registered/)
+})
+
+t.test('Observed counts every outcome of renew and release, also of an op that throws instead of rejecting', async (t) => {
+  const metrics = createMetrics()
+  const observed = new Observed(metrics)
+  const grant = { regranted: false } as Grant
+  await observed.renew('exclusive', () => Promise.resolve(grant))
+  await t.rejects(
+    observed.renew('exclusive', () => Promise.reject(fail.notOwner('k'))),
+    { code: 'not_owner' },
+  )
+  await t.rejects(
+    observed.renew('read', () => {
+      throw new Error('thrown, not rejected')
+    }),
+    /thrown, not rejected/,
+  )
+  t.same(await observed.release('write', () => Promise.resolve({ key: 'k', released: false, holdCount: 1 })), {
+    key: 'k',
+    released: false,
+    holdCount: 1,
+  })
+  await observed.release('write', () => Promise.resolve({ key: 'k', released: true, holdCount: 0 }))
+  await t.rejects(
+    observed.release('permit', () => Promise.reject(fail.notFound('k', 'gone'))),
+    { code: 'lock_not_found' },
+  )
+  await t.rejects(
+    observed.acquire('exclusive', () => Promise.reject(fail.held('k', 10))),
+    { code: 'lock_held' },
+  )
+  const text = await metrics.registry.metrics()
+  for (const line of [
+    'lock_renewals_total{mode="exclusive",outcome="renewed"} 1',
+    'lock_renewals_total{mode="exclusive",outcome="not_owner"} 1',
+    'lock_renewals_total{mode="read",outcome="error"} 1',
+    'lock_releases_total{mode="write",outcome="decremented"} 1',
+    'lock_releases_total{mode="write",outcome="released"} 1',
+    'lock_releases_total{mode="permit",outcome="not_found"} 1',
+    'lock_contention_total{mode="exclusive"} 1',
+    'lock_acquire_duration_seconds_count{mode="exclusive",outcome="held"} 1',
+  ])
+    t.ok(text.split('\n').includes(line), line)
 })
 
 /** getMetricsAsJSON without prom-client's exemplar fields (null on histogram values, absent on ours). */
