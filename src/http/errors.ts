@@ -31,7 +31,8 @@ export function installErrorHandling(app: FastifyInstance): void {
   })
 }
 
-function sendError(reply: FastifyReply, error: ServiceError): FastifyReply {
+/** Answers with one of our errors: its status, Retry-After when it has one, and the JSON error shape. */
+export function sendError(reply: FastifyReply, error: ServiceError): FastifyReply {
   if (error.retryAfterMs !== undefined) reply.header('retry-after', String(retryAfterSeconds(error.retryAfterMs)))
   if (error.code === 'unauthorized') reply.header('www-authenticate', 'Bearer')
   return reply.code(error.status).type('application/json; charset=utf-8').send(error.body())

@@ -22,7 +22,8 @@ import {
 } from './schemas.js'
 import { newToken, oneOf, requireToken } from './tokens.js'
 import { authorizeAdmin, authorizeKey } from './auth.js'
-import { fail } from '../errors.js'
+import { fail, ServiceError } from '../errors.js'
+import { sendError } from './errors.js'
 
 export interface HoldRoutesOptions {
   config: Config
@@ -128,10 +129,17 @@ export function registerHoldRoutes(
         owner: oneOf('owner', request.query.owner, body.owner),
       }
       // Bound to a session: its lease is the session's (sessions.ts), made by the same engine path.
-      const granted = await observed.acquire(mode, () =>
-        session === undefined ? engine.acquire(req) : sessions.acquire(sessionOwnerKey(request), session, req, askedTtl),
-      )
-      return reply.code(granted.regranted ? 200 : 201).send(grantBody(granted))
+      try {
+        const granted = await observed.acquire(mode, () =>
+          session === undefined ? engine.acquire(req) : sessions.acquire(sessionOwnerKey(request), session, req, askedTtl),
+        )
+        return reply.code(granted.regranted ? 200 : 201).send(grantBody(granted))
+      } catch (err) {
+        // A refusal (409 lock_held on a contended lock: the hot path) is answered here, as the error
+        // handler would answer it, without the detour through Fastify's error handling.
+        if (err instanceof ServiceError) return sendError(reply, err)
+        throw err
+      }
     },
   })
 

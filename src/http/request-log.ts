@@ -41,13 +41,26 @@ class RequestLog implements FastifyBaseLogger {
     ;(this.real[level] as (...a: unknown[]) => void)(...args)
   }
 
-  fatal = (...args: unknown[]) => this.write('fatal', args)
-  error = (...args: unknown[]) => this.write('error', args)
-  warn = (...args: unknown[]) => this.write('warn', args)
-  info = (...args: unknown[]) => this.write('info', args)
-  debug = (...args: unknown[]) => this.write('debug', args)
-  trace = (...args: unknown[]) => this.write('trace', args)
-  silent = () => undefined
+  // Methods, not arrow-function fields: fields would be six closures made for every request.
+  fatal(...args: unknown[]): void {
+    this.write('fatal', args)
+  }
+  error(...args: unknown[]): void {
+    this.write('error', args)
+  }
+  warn(...args: unknown[]): void {
+    this.write('warn', args)
+  }
+  info(...args: unknown[]): void {
+    this.write('info', args)
+  }
+  debug(...args: unknown[]): void {
+    this.write('debug', args)
+  }
+  trace(...args: unknown[]): void {
+    this.write('trace', args)
+  }
+  silent(): void {}
 
   child(bindings: Bindings, options?: ChildOptions): FastifyBaseLogger {
     return this.real.child(bindings, options)

@@ -253,13 +253,13 @@ export class LockEngine {
           },
         )
       }, settledForAttempt)
-    let tally = await ask(args)
+    let tally = await ask(withoutTrailingBlanks(args))
     let yes = grantVotes(tally)
     const proposal = req.semaphore ? slotsProposal(yesVotes(tally), yes, tally.majority, ACQUIRE_FIELDS) : undefined
     if (proposal !== undefined) {
       // A majority granted a semaphore's permits, in different slots: a second round asks every node
       // for the slots most of them named (the same attempt: its holds move there where they are free).
-      tally = await ask(args.map((a, i) => (i === PROPOSAL_ARG ? proposal : a)))
+      tally = await ask(withoutTrailingBlanks(args.map((a, i) => (i === PROPOSAL_ARG ? proposal : a))))
       yes = grantVotes(tally)
     }
     const refused = (error: ServiceError, retry = false, wakeInMs = 0, split = false, held?: readonly Reply[]): Attempt => ({
@@ -464,6 +464,16 @@ function withOwners(error: ServiceError, held: readonly Reply[] | undefined): Se
   let owners: readonly unknown[] = []
   for (const reply of held) if (reply.length - HELD_FIELDS > owners.length) owners = reply.slice(HELD_FIELDS)
   return owners.length > 0 ? fail.withDetails(error, { owners: owners.map(String) }) : error
+}
+
+/**
+ * acquire.lua's arguments less the empty ones at the end (it reads a missing argument as ''): most
+ * acquires name no semaphore, owner or session, and every argument is work for ioredis and Redis.
+ */
+function withoutTrailingBlanks(args: (string | number)[]): (string | number)[] {
+  let end = args.length
+  while (end > 0 && args[end - 1] === '') end--
+  return end === args.length ? args : args.slice(0, end)
 }
 
 /** A HELD reply's fixed fields (acquire.lua); the owner labels follow them. */

@@ -16,6 +16,7 @@
 --          its validity): it must already be in those slots
 -- ARGV[13] the hold's owner label, ''   ARGV[14] the reference of the session it is bound to, ''
 --          (include/label.lua; set on every grant, '' keeps what the hold has)
+-- Empty arguments at the end may be left out (the service sends none of ARGV[10..14] when all are '').
 -- Settings: include/settings.lua
 --
 -- Returns  { 1, fence, holdCount, ttlMs }   GRANTED: a new hold, or a waiter claiming the hold handed
