@@ -6,6 +6,7 @@ import { ClockWatch, type ClockStatus } from './clock.js'
 import { NodeHealth, quietClient, type NodeLastError } from './health.js'
 import { createClient, isCluster, topologyAddress, topologySecrets, type RedisClient, type Topology } from './topology.js'
 import { sampleMasterClocks, scanCluster } from './cluster.js'
+import { WriteCoalescer } from './coalesce.js'
 
 export interface NodeStatus {
   index: number
@@ -105,6 +106,8 @@ function firstCode(reply: unknown): number {
 export class RedisNode {
   readonly address: string
   readonly client: RedisClient
+  /** Scripts sent while replies are pending go out together (src/redis/coalesce.ts). */
+  private readonly writes: WriteCoalescer
   readonly topology: Topology
   readonly health: NodeHealth
   private lastLatencyMs: number | null = null
@@ -149,6 +152,7 @@ export class RedisNode {
     this.commandDuration = metrics.nodeCommandDuration.series({ node: String(index) })
     this.clock = new ClockWatch(options.driftFactor, options.clockProbationMs)
     this.client = createClient(this.topology, { timeoutMs })
+    this.writes = new WriteCoalescer(this.client)
     this.health = new NodeHealth(index, this.address, topologySecrets(this.topology), metrics, options.log)
     quietClient(this.client as Redis, (notice) =>
       options.log?.warn({ node: index, address: this.address }, `Redis node ${index} at ${this.address}: ${notice}`),
@@ -380,6 +384,7 @@ export class RedisNode {
     const confirmed = waitReplicas > 0 ? CONFIRMED.get(script) : undefined
     if (confirmed) return this.measure(this.runConfirmed(script, keys, args, waitReplicas, confirmed))
     const command = (this.client as unknown as Record<ScriptName, ScriptCommand>)[script]
+    this.writes.beforeWrite()
     return this.measure(command.call(this.client, ...keys, ...args))
   }
 
