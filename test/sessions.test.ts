@@ -62,18 +62,22 @@ t.test('lock_sessions counts live sessions; a lapse without DELETE counts in loc
   }
   const open = async (ttlMs: number) =>
     ((await app.inject({ method: 'POST', url: '/sessions', payload: { ttlMs } })).json() as { id: string }).id
-  const short = await open(300)
-  await open(300)
-  const kept = await open(300)
+  // Lapsing sessions of 2 s, with wide margins around each step (a loaded machine answers slowly).
+  const lapse = 2000
+  const short = await open(lapse)
+  await open(lapse)
+  const lastShortOpened = Date.now()
+  const kept = await open(lapse)
   const closed = await open(60_000)
   await open(60_000)
   await app.sessions.census()
   t.equal(await metric('lock_sessions'), 5, 'five sessions open')
   t.equal(await metric('lock_session_expiries_total'), 0)
   t.equal((await app.inject({ method: 'DELETE', url: `/sessions/${closed}` })).statusCode, 200)
-  await new Promise((r) => setTimeout(r, 200))
+  await new Promise((r) => setTimeout(r, lapse / 2))
   t.equal((await app.inject({ method: 'PUT', url: `/sessions/${kept}/keepalive` })).statusCode, 200)
-  await new Promise((r) => setTimeout(r, 250))
+  // Past the short ones' lapse; the kept one now lapses about lapse / 2 later.
+  await new Promise((r) => setTimeout(r, Math.max(0, lastShortOpened + lapse + 100 - Date.now())))
   await app.sessions.census()
   t.equal(await metric('lock_sessions'), 2, 'the kept one and the long one are left')
   t.equal(await metric('lock_session_expiries_total'), 2, 'two lapsed; the closed one is not an expiry')
