@@ -43,6 +43,7 @@ import {
   yesVotes,
   sameSlots,
   settledByMajority,
+  majorityFloor,
   settledForAttempt,
   settledForRenew,
   type Reply,
@@ -402,21 +403,29 @@ export class LockEngine {
     const all = replies(tally)
     if (all.length < tally.majority) throw backendUnavailable(this.quorum, tally, 'no_majority')
     const writers = all.filter((r) => (r[0] ?? 0) > 0)
-    const byMajority = (values: number[]) => values.sort((a, b) => b - a)[tally.majority - 1] ?? 0
     return {
       writer:
         writers.length >= tally.majority
           ? {
               fence: consensus(writers.map((r) => r[0] ?? 0)),
-              remainingMs: byMajority(writers.map((r) => r[1] ?? 0)),
+              remainingMs: majorityFloor(
+                writers.map((r) => r[1] ?? 0),
+                tally.majority,
+              ),
               holdCount: consensus(writers.map((r) => r[2] ?? 1)),
             }
           : null,
-      readers: byMajority(all.map((r) => r[3] ?? 0)),
+      readers: majorityFloor(
+        all.map((r) => r[3] ?? 0),
+        tally.majority,
+      ),
       waiters: Math.max(0, ...all.map((r) => r[4] ?? 0)),
       writerWaiting: all.some((r) => (r[5] ?? 0) > 0),
       limit: consensus(all.flatMap((r) => ((r[6] ?? 0) > 0 ? [r[6] ?? 0] : []))),
-      permitsInUse: byMajority(all.map((r) => r[7] ?? 0)),
+      permitsInUse: majorityFloor(
+        all.map((r) => r[7] ?? 0),
+        tally.majority,
+      ),
       ...(withReaders ? { readerHolds: readerHolds(all, tally.majority) } : {}),
       owners,
     }

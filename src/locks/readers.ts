@@ -1,4 +1,4 @@
-import { consensus, type Reply } from './votes.js'
+import { consensus, majorityFloor, type Reply } from './votes.js'
 
 /**
  * One read hold, or one hold of a semaphore, as operators see it (never its token): enough to
@@ -36,7 +36,7 @@ export function readerHolds(replies: readonly Reply[], majority: number): Reader
     .filter(([, seen]) => seen.remaining.length >= majority)
     .map(([fence, seen]) => ({
       fence,
-      remainingMs: seen.remaining.sort((a, b) => b - a)[majority - 1] ?? 0,
+      remainingMs: majorityFloor(seen.remaining, majority),
       holdCount: consensus(seen.counts),
       permits: consensus(seen.permits),
     }))

@@ -16,6 +16,7 @@ import {
   consensus,
   countedAnswers,
   countWhere,
+  majorityFloor,
   renewVotes,
   replies,
   settledForRenew,
@@ -321,8 +322,10 @@ export class SessionEngine {
     const since = Date.now()
     const tally = await this.ask(keys, 'session_show', [by])
     const done = this.decided(tally)
-    const byMajority = (values: number[]) => values.sort((a, b) => b - a)[tally.majority - 1] ?? 0
-    const remainingMs = byMajority(done.map((r) => r[2] ?? 0))
+    const remainingMs = majorityFloor(
+      done.map((r) => r[2] ?? 0),
+      tally.majority,
+    )
     const owner = String((done[0] as unknown as unknown[])[3] ?? '')
     const ref = sessionRef(id)
     const states = await Promise.all(unionOf(done, 4).map((b) => this.holdState(b, ref)))
@@ -345,8 +348,11 @@ export class SessionEngine {
       )
       const held = replies(tally).filter((r) => r[0] === 1)
       if (held.length < tally.majority) return undefined
-      const remaining = held.map((r) => r[2] ?? 0).sort((x, y) => y - x)
-      return { key: b.key, kind: b.kind, fence: consensus(held.map((r) => r[1] ?? 0)), remainingMs: remaining[tally.majority - 1] ?? 0 }
+      const remainingMs = majorityFloor(
+        held.map((r) => r[2] ?? 0),
+        tally.majority,
+      )
+      return { key: b.key, kind: b.kind, fence: consensus(held.map((r) => r[1] ?? 0)), remainingMs }
     } catch {
       return undefined
     }
@@ -377,7 +383,10 @@ export class SessionEngine {
     }
     const fresh = done.some((r) => r[0] === 1)
     const ttlMs = consensus(done.map((r) => r[1] ?? 0))
-    const remaining = done.map((r) => r[2] ?? 0).sort((a, b) => b - a)[tally.majority - 1] ?? 0
+    const remaining = majorityFloor(
+      done.map((r) => r[2] ?? 0),
+      tally.majority,
+    )
     if (askedTtlMs !== undefined && askedTtlMs !== ttlMs) {
       if (fresh) this.unbind(keys, [entry])
       throw ttlMismatch(ttlMs)

@@ -45,6 +45,14 @@ export function failures(tally: Tally<unknown>): number {
   return tally.size - countedAnswers(tally)
 }
 
+/**
+ * The most that a majority of the nodes vouch for: the majority-th largest of their values (0 when
+ * fewer than a majority gave one). E.g. how long a hold still lasts on a majority.
+ */
+export function majorityFloor(values: readonly number[], majority: number): number {
+  return [...values].sort((a, b) => b - a)[majority - 1] ?? 0
+}
+
 /** The value most replies agree on (ties: the largest). */
 export function consensus(values: readonly number[]): number {
   const seen = new Map<number, number>()

@@ -9,7 +9,7 @@ import { Refused } from '../redis/scripts.js'
 import { lockKeys, sessionKeys } from './keys.js'
 import { sessionRef } from './sessions.js'
 import { storageOf, type ClientGone, type LockMode } from './types.js'
-import { backendUnavailable, consensus, countedAnswers, replies, type Reply } from './votes.js'
+import { backendUnavailable, consensus, countedAnswers, majorityFloor, replies, type Reply } from './votes.js'
 
 export { lostReasons }
 export type LostReason = (typeof lostReasons)[number]
@@ -94,8 +94,11 @@ export class Watchers {
       if (all.length < tally.majority) throw backendUnavailable(this.quorum, tally, 'no_majority')
       const held = all.filter((r) => r[0] === 1)
       if (held.length >= tally.majority) {
-        const remaining = held.map((r) => r[2] ?? 0).sort((a, b) => b - a)
-        return { held: true, remainingMs: remaining[tally.majority - 1] ?? 0, bound: held.some((r) => r[3] === 1) }
+        const remainingMs = majorityFloor(
+          held.map((r) => r[2] ?? 0),
+          tally.majority,
+        )
+        return { held: true, remainingMs, bound: held.some((r) => r[3] === 1) }
       }
       const records = all.filter((r) => r[0] === Refused.NOT_FOUND && (r[1] ?? 0) > 0)
       if (records.length === 0) return { held: false }
@@ -117,8 +120,14 @@ export class Watchers {
       if (all.length < tally.majority) throw backendUnavailable(this.quorum, tally, 'no_majority')
       const live = all.filter((r) => r[0] === 1)
       if (live.length >= tally.majority) {
-        const remaining = live.map((r) => r[2] ?? 0).sort((a, b) => b - a)
-        return { held: true, remainingMs: remaining[tally.majority - 1] ?? 0, bound: false }
+        return {
+          held: true,
+          remainingMs: majorityFloor(
+            live.map((r) => r[2] ?? 0),
+            tally.majority,
+          ),
+          bound: false,
+        }
       }
       const closed = all.filter((r) => r[0] === Refused.SESSION_NOT_FOUND && (r[1] ?? 0) > 0)
       return closed.length > 0 ? { held: false, reason: 'released', atMs: Math.min(...closed.map((r) => r[1] ?? 0)) } : { held: false }
