@@ -30,7 +30,7 @@ import {
   anyReplies,
   backendUnavailable,
   consensus,
-  countedAnswers,
+  settledByCounted,
   countWhere,
   heldReplies,
   notHeld,
@@ -394,10 +394,7 @@ export class LockEngine {
   async inspect(namespace: Namespace, key: string, withReaders = false): Promise<LockState> {
     const keys = lockKeys(this.config.keyPrefix, namespace, key)
     const [tally, owners] = await Promise.all([
-      this.quorum.ask(
-        (node) => node.run('inspect', keys.all, withReaders ? ['1'] : []) as Promise<Reply>,
-        (t) => countedAnswers(t) >= t.majority,
-      ),
+      this.quorum.ask((node) => node.run('inspect', keys.all, withReaders ? ['1'] : []) as Promise<Reply>, settledByCounted),
       holdOwners(this.quorum, keys),
     ])
     const all = replies(tally)

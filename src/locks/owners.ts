@@ -1,7 +1,7 @@
 import type { Quorum } from '../redis/quorum.js'
 import type { LockKeys } from './keys.js'
 import { MAX_OWNERS_SHOWN, type HoldOwner } from './types.js'
-import { countedAnswers, countedValues } from './votes.js'
+import { countedValues, settledByCounted } from './votes.js'
 
 /** owners.lua's reply: the writer's fence and owner, then fence, owner of each read or semaphore hold. */
 export type OwnersReply = readonly (number | string)[]
@@ -40,10 +40,7 @@ export function ownersOf(replies: readonly OwnersReply[], majority: number): Hol
  */
 export async function holdOwners(quorum: Quorum, keys: LockKeys): Promise<HoldOwner[]> {
   try {
-    const tally = await quorum.ask(
-      (node) => node.run('owners', keys.all, [MAX_OWNERS_SHOWN]) as Promise<OwnersReply>,
-      (t) => countedAnswers(t) >= t.majority,
-    )
+    const tally = await quorum.ask((node) => node.run('owners', keys.all, [MAX_OWNERS_SHOWN]) as Promise<OwnersReply>, settledByCounted)
     const counted = countedValues(tally)
     if (counted.length < tally.majority) return []
     return ownersOf(counted, tally.majority)

@@ -14,7 +14,7 @@ import {
   anyReplies,
   backendUnavailable,
   consensus,
-  countedAnswers,
+  settledByCounted,
   countWhere,
   majorityFloor,
   renewVotes,
@@ -344,7 +344,7 @@ export class SessionEngine {
     try {
       const tally = await this.quorum.ask(
         (node) => node.run('hold_state', keys.all, [hold, b.token, ref]) as Promise<Reply>,
-        (t) => countedAnswers(t) >= t.majority,
+        settledByCounted,
       )
       const held = replies(tally).filter((r) => r[0] === 1)
       if (held.length < tally.majority) return undefined

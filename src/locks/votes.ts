@@ -40,6 +40,11 @@ export function countedAnswers(tally: Tally<unknown>): number {
   return tally.answers.filter((a) => a.ok && a.node.mayVote).length
 }
 
+/** For a read (inspect, a watch's look): settle once a majority of counted answers is in, whatever they say. */
+export function settledByCounted(t: Tally<unknown>): boolean {
+  return countedAnswers(t) >= t.majority
+}
+
 /** Nodes whose answer does not count: failed, never answered before the vote settled, or may not vote. */
 export function failures(tally: Tally<unknown>): number {
   return tally.size - countedAnswers(tally)

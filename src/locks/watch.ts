@@ -9,7 +9,7 @@ import { Refused } from '../redis/scripts.js'
 import { lockKeys, sessionKeys } from './keys.js'
 import { sessionRef } from './sessions.js'
 import { storageOf, type ClientGone, type LockMode } from './types.js'
-import { backendUnavailable, consensus, countedAnswers, majorityFloor, replies, type Reply } from './votes.js'
+import { backendUnavailable, consensus, majorityFloor, settledByCounted, replies, type Reply } from './votes.js'
 
 export { lostReasons }
 export type LostReason = (typeof lostReasons)[number]
@@ -86,10 +86,7 @@ export class Watchers {
     const { namespace, hold } = storageOf(mode)
     const keys = lockKeys(this.config.keyPrefix, namespace, key)
     const look = async (): Promise<Look> => {
-      const tally = await this.quorum.ask(
-        (node) => node.run('watch', keys.all, [hold, token]) as Promise<Reply>,
-        (t) => countedAnswers(t) >= t.majority,
-      )
+      const tally = await this.quorum.ask((node) => node.run('watch', keys.all, [hold, token]) as Promise<Reply>, settledByCounted)
       const all = replies(tally)
       if (all.length < tally.majority) throw backendUnavailable(this.quorum, tally, 'no_majority')
       const held = all.filter((r) => r[0] === 1)
@@ -112,10 +109,7 @@ export class Watchers {
   watchSession(by: string, id: string, waitMs: number, gone?: ClientGone, onHeld?: (remainingMs: number) => void) {
     const keys = sessionKeys(this.config.keyPrefix, sessionRef(id))
     const look = async (): Promise<Look> => {
-      const tally = await this.quorum.ask(
-        (node) => node.run('session_show', keys.all, [by]) as Promise<Reply>,
-        (t) => countedAnswers(t) >= t.majority,
-      )
+      const tally = await this.quorum.ask((node) => node.run('session_show', keys.all, [by]) as Promise<Reply>, settledByCounted)
       const all = replies(tally)
       if (all.length < tally.majority) throw backendUnavailable(this.quorum, tally, 'no_majority')
       const live = all.filter((r) => r[0] === 1)
