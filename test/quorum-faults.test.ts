@@ -169,9 +169,13 @@ t.test('fences increase across grants whose voting majorities differ', async (t)
     }),
   )
   t.teardown(() => fresh.close())
+  // B (identified by the fresh replica on its own) and C (out of quarantine) must both count.
   await until(
-    async () => (await fresh.inject({ method: 'GET', url: '/readyz' })).json().nodes[2].vote === 'counts',
-    'C out of quarantine',
+    async () => {
+      const { nodes: seen } = (await fresh.inject({ method: 'GET', url: '/readyz' })).json() as { nodes: { vote: string }[] }
+      return seen[1]?.vote === 'counts' && seen[2]?.vote === 'counts'
+    },
+    'B identified and C out of quarantine',
     5000,
   )
   const g2 = (await fresh.inject({ method: 'POST', url: `/locks/${key}` })).json()
