@@ -7,6 +7,7 @@ import { NodeHealth, quietClient, type NodeLastError } from './health.js'
 import { createClient, isCluster, topologyAddress, topologySecrets, type RedisClient, type Topology } from './topology.js'
 import { sampleMasterClocks, scanCluster } from './cluster.js'
 import { WriteCoalescer } from './coalesce.js'
+import { loadedScript, runScript, type LoadedScript } from './script-call.js'
 
 export interface NodeStatus {
   index: number
@@ -106,6 +107,7 @@ function firstCode(reply: unknown): number {
 export class RedisNode {
   readonly address: string
   readonly client: RedisClient
+  private readonly scripts: ReadonlyMap<ScriptName, LoadedScript>
   /** Scripts sent while replies are pending go out together (src/redis/coalesce.ts). */
   private readonly writes: WriteCoalescer
   readonly topology: Topology
@@ -172,9 +174,13 @@ export class RedisNode {
       this.health.closed()
     })
     this.metrics.nodeUp.set({ node: String(index) }, 0)
+    const scripts = new Map<ScriptName, LoadedScript>()
     for (const [name, lua] of options.scripts) {
+      scripts.set(name, loadedScript(lua, keyCountOf(name)))
+      // Defined for pipelines too (runConfirmed): ioredis loads a pipeline's scripts before it sends them.
       this.client.defineCommand(name, { numberOfKeys: keyCountOf(name), lua })
     }
+    this.scripts = scripts
   }
 
   get up(): boolean {
@@ -383,9 +389,10 @@ export class RedisNode {
     const waitReplicas = this.options.waitReplicas ?? 0
     const confirmed = waitReplicas > 0 ? CONFIRMED.get(script) : undefined
     if (confirmed) return this.measure(this.runConfirmed(script, keys, args, waitReplicas, confirmed))
-    const command = (this.client as unknown as Record<ScriptName, ScriptCommand>)[script]
+    const loaded = this.scripts.get(script)
+    if (!loaded) return Promise.reject(new NodeError('error', `no script ${script}`))
     this.writes.beforeWrite()
-    return this.measure(command.call(this.client, ...keys, ...args))
+    return this.measure(runScript(this.client, loaded, keys, args))
   }
 
   /**

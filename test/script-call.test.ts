@@ -1,0 +1,48 @@
+import t from 'tap'
+import { loadedScript, runScript } from '../src/redis/script-call.js'
+import { startRedis } from './helpers/redis-server.js'
+
+/** Counts its calls in KEYS[1], then answers its arguments and a number (so the reply's types show). */
+const ECHO = loadedScript("local n = redis.call('INCR', KEYS[1]) return { n, ARGV[1], ARGV[2], KEYS[2] }", 2)
+/** Counts its calls, then fails: a script error must not be sent again. */
+const FAILING = loadedScript("redis.call('INCR', KEYS[1]) return redis.error_reply('ERR refused on purpose')", 1)
+
+t.test('a script runs by EVALSHA with its keys and arguments; numbers go as strings, replies come as strings', async (t) => {
+  const redis = await startRedis({ t })
+  const client = redis.client()
+  t.teardown(() => client.disconnect())
+  t.same(await runScript(client, ECHO, ['calls', 'k2'], ['a', 42]), [1, 'a', '42', 'k2'])
+  t.same(await client.script('EXISTS', ECHO.sha), [1], 'the server has cached it under its SHA-1')
+  t.same(await runScript(client, ECHO, ['calls', 'k2'], ['b', 7]), [2, 'b', '7', 'k2'])
+})
+
+t.test('a server without the script (SCRIPT FLUSH, a restart) runs it once by EVAL, and has it again', async (t) => {
+  const redis = await startRedis({ t })
+  const client = redis.client()
+  t.teardown(() => client.disconnect())
+  await runScript(client, ECHO, ['calls', 'k2'], ['x', 1])
+  await client.script('FLUSH')
+  t.same(await client.script('EXISTS', ECHO.sha), [0])
+  // Several calls in flight at once all get NOSCRIPT, and each runs exactly once.
+  const replies = await Promise.all([1, 2, 3].map((i) => runScript(client, ECHO, ['calls', 'k2'], ['y', i])))
+  t.same(replies.map((r) => (r as unknown[])[2]).sort(), ['1', '2', '3'])
+  t.equal(Number(await client.get('calls')), 4, 'every call ran once: NOSCRIPT means nothing ran')
+  t.same(await client.script('EXISTS', ECHO.sha), [1], 'cached again')
+})
+
+t.test('any other error is the caller’s, and the script is not sent again', async (t) => {
+  const redis = await startRedis({ t })
+  const client = redis.client()
+  t.teardown(() => client.disconnect())
+  await t.rejects(runScript(client, FAILING, ['calls'], []), /refused on purpose/)
+  t.equal(Number(await client.get('calls')), 1, 'ran once')
+})
+
+t.test('a connection that is down rejects at once, without a retry', async (t) => {
+  const redis = await startRedis({ t })
+  const client = redis.client({ maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null })
+  client.on('error', () => undefined)
+  if (client.status !== 'ready') await new Promise((resolve) => client.once('ready', resolve))
+  client.disconnect()
+  await t.rejects(runScript(client, ECHO, ['calls', 'k2'], ['z', 1]), /closed|writeable|connect/i)
+})
