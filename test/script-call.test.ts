@@ -4,6 +4,8 @@ import { startRedis } from './helpers/redis-server.js'
 
 /** Counts its calls in KEYS[1], then answers its arguments and a number (so the reply's types show). */
 const ECHO = loadedScript("local n = redis.call('INCR', KEYS[1]) return { n, ARGV[1], ARGV[2], KEYS[2] }", 2)
+/** Sets KEYS[1] to ARGV[1]. */
+const SETTER = loadedScript("redis.call('SET', KEYS[1], ARGV[1]) return 1", 1)
 /** Counts its calls, then fails: a script error must not be sent again. */
 const FAILING = loadedScript("redis.call('INCR', KEYS[1]) return redis.error_reply('ERR refused on purpose')", 1)
 
@@ -14,6 +16,19 @@ t.test('a script runs by EVALSHA with its keys and arguments; numbers go as stri
   t.same(await runScript(client, ECHO, ['calls', 'k2'], ['a', 42]), [1, 'a', '42', 'k2'])
   t.same(await client.script('EXISTS', ECHO.sha), [1], 'the server has cached it under its SHA-1')
   t.same(await runScript(client, ECHO, ['calls', 'k2'], ['b', 7]), [2, 'b', '7', 'k2'])
+})
+
+t.test('on a server that never saw it, a call runs before the commands sent after it (first sent in full)', async (t) => {
+  const redis = await startRedis({ t })
+  const client = redis.client()
+  t.teardown(() => client.disconnect())
+  await client.ping()
+  t.same(await client.script('EXISTS', SETTER.sha), [0])
+  // Not awaited (as the service's bookkeeping calls are): the GET right after it must see its write.
+  const set = runScript(client, SETTER, ['k'], ['v1'])
+  t.equal(await client.get('k'), 'v1')
+  t.equal(await set, 1)
+  t.same(await client.script('EXISTS', SETTER.sha), [1])
 })
 
 t.test('a server without the script (SCRIPT FLUSH, a restart) runs it once by EVAL, and has it again', async (t) => {

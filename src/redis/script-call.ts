@@ -7,30 +7,49 @@ export interface LoadedScript {
   readonly lua: string
   readonly sha: string
   readonly keyCount: number
+  /** The connections (sockets) it was sent to in full, by EVAL: they have it cached. */
+  readonly sentTo: WeakSet<object>
 }
 
 export function loadedScript(lua: string, keyCount: number): LoadedScript {
-  return { lua, sha: createHash('sha1').update(lua).digest('hex'), keyCount }
+  return { lua, sha: createHash('sha1').update(lua).digest('hex'), keyCount, sentTo: new WeakSet() }
 }
 
 /**
- * An EVALSHA (or EVAL) whose arguments arrive already flat and as strings. ioredis' own script
- * commands (defineCommand) copy and flatten every call's arguments (Array#flat: about 1.5 µs for a
- * lock script's 18) and wrap the promise twice more; a lock operation makes one such call per node,
- * so this is a measurable share of a request.
+ * An EVALSHA whose arguments arrive already flat and as strings. ioredis' own script commands
+ * (defineCommand) copy and flatten every call's arguments (Array#flat: about 1.5 µs for a lock
+ * script's 18) and wrap the promise twice more; a lock operation makes one such call per node, so
+ * this is a measurable share of a request. As ioredis does, the first call of a script on each
+ * connection is sent as EVAL with the script itself: a server that lacks it (started empty) caches
+ * it then, and the commands sent after it on that connection run after it, in order.
  */
 class ScriptCommand extends Command {
-  constructor(name: 'evalsha' | 'eval', args: string[]) {
+  /** The connection it was written to. */
+  sentOn: object | undefined
+
+  constructor(
+    private readonly script: LoadedScript,
+    args: string[],
+  ) {
     // Replies as strings, as a defined command's are; the arguments are set after the constructor,
     // which would flatten them.
-    super(name, [], { replyEncoding: 'utf8' })
+    super('evalsha', [], { replyEncoding: 'utf8' })
     this.args = args
+  }
+
+  override toWritable(socket: object): string | Buffer {
+    this.sentOn = socket
+    const full = !this.script.sentTo.has(socket)
+    if (full) this.script.sentTo.add(socket)
+    this.name = full ? 'eval' : 'evalsha'
+    this.args[0] = full ? this.script.lua : this.script.sha
+    return super.toWritable(socket)
   }
 }
 
 /**
- * Run `script` by EVALSHA; a server that does not have it (restarted empty, SCRIPT FLUSH) answers
- * NOSCRIPT without running anything, and the call is sent again as EVAL, which also caches it there.
+ * Run `script`. A connection whose server lost it since (SCRIPT FLUSH) answers NOSCRIPT without
+ * running anything: the call is sent once more, in full.
  */
 export function runScript(
   client: RedisClient,
@@ -44,12 +63,12 @@ export function runScript(
   let i = 2
   for (const key of keys) argv[i++] = key
   for (const arg of args) argv[i++] = typeof arg === 'string' ? arg : String(arg)
-  const call = new ScriptCommand('evalsha', argv)
+  const call = new ScriptCommand(script, argv)
   void client.sendCommand(call)
   return call.promise.then(undefined, (err: unknown) => {
     if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err
-    argv[0] = script.lua
-    const again = new ScriptCommand('eval', argv)
+    if (call.sentOn) script.sentTo.delete(call.sentOn)
+    const again = new ScriptCommand(script, argv)
     void client.sendCommand(again)
     return again.promise
   })
