@@ -1,14 +1,14 @@
 import type { Socket } from 'node:net'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import t from 'tap'
-import { WriteCoalescer } from '../src/redis/coalesce.js'
+import { HOLD_BEHIND, WriteCoalescer } from '../src/redis/coalesce.js'
 import { startRedis } from './helpers/redis-server.js'
 
 /** A script that keeps Redis busy for about `ms` (so that the commands after it wait for their replies). */
 const BUSY =
   "local t0 = redis.call('TIME') repeat local t = redis.call('TIME') until (t[1] - t0[1]) * 1000000 + (t[2] - t0[2]) > tonumber(ARGV[1]) * 1000 return 1"
 
-t.test('commands sent while replies are pending go out together at the end of the turn, in order', async (t) => {
+t.test('commands sent behind a backlog of replies go out together at the end of the turn, in order', async (t) => {
   const redis = await startRedis({ t })
   const client = redis.client()
   t.teardown(() => client.disconnect())
@@ -21,21 +21,33 @@ t.test('commands sent while replies are pending go out together at the end of th
   t.equal(stream.writableCorked, 0, 'an idle connection writes at once')
   const first = client.incr('n')
 
-  // One command in flight: the next ones are held back until the turn ends.
+  // Fewer than HOLD_BEHIND commands in flight: still written at once (Redis gets to work on them).
   const busy = client.eval(BUSY, 0, 30)
+  const ahead: Promise<number>[] = []
+  while (ahead.length < HOLD_BEHIND - 2) {
+    writes.beforeWrite()
+    t.equal(stream.writableCorked, 0, `written at once behind ${ahead.length + 2} commands`)
+    ahead.push(client.incr('n'))
+  }
+  // A backlog of HOLD_BEHIND: the next ones are held back until the turn ends.
   const later: Promise<number>[] = []
   for (let i = 0; i < 10; i++) {
     writes.beforeWrite()
     later.push(client.incr('n'))
   }
-  t.equal(stream.writableCorked, 1, 'held back while replies are pending')
+  t.equal(stream.writableCorked, 1, 'held back behind a backlog')
   t.ok(stream.writableLength > 0, 'the held commands wait in the socket buffer')
   await nextTurn()
   t.equal(stream.writableCorked, 0, 'written when the turn ends')
   t.equal(await first, 1)
   t.equal(await busy, 1)
-  t.same(await Promise.all(later), [2, 3, 4, 5, 6, 7, 8, 9, 10, 11], 'every command answered, in the order sent')
-  t.equal(Number(await client.get('n')), 11)
+  const n = HOLD_BEHIND - 2
+  t.same(
+    await Promise.all([...ahead, ...later]),
+    Array.from({ length: n + 10 }, (_, i) => i + 2),
+    'every command answered, in the order sent',
+  )
+  t.equal(Number(await client.get('n')), n + 11)
 })
 
 t.test('a connection that fails while holding commands back fails them: no command hangs', async (t) => {
@@ -45,23 +57,23 @@ t.test('a connection that fails while holding commands back fails them: no comma
   t.teardown(() => client.disconnect())
   if (client.status !== 'ready') await new Promise((resolve) => client.once('ready', resolve))
   const writes = new WriteCoalescer(client)
-  const busy = client.eval(BUSY, 0, 200).then(
-    () => 'answered',
-    () => 'failed',
-  )
+  const outcome = (p: Promise<unknown>) =>
+    p.then(
+      () => 'answered',
+      () => 'failed',
+    )
+  // A backlog: a slow script, and commands behind it to make HOLD_BEHIND.
+  const busy = [outcome(client.eval(BUSY, 0, 200))]
+  while (busy.length < HOLD_BEHIND) busy.push(outcome(client.incr('m')))
   const held: Promise<string>[] = []
   for (let i = 0; i < 5; i++) {
     writes.beforeWrite()
-    held.push(
-      client.incr('n').then(
-        () => 'answered',
-        () => 'failed',
-      ),
-    )
+    held.push(outcome(client.incr('n')))
   }
+  t.equal((client as unknown as { stream: Socket }).stream.writableCorked, 1, 'the last five are held back')
   await redis.kill()
   const started = Date.now()
-  const outcomes = await Promise.all([busy, ...held])
-  t.same(outcomes, Array(6).fill('failed'), 'every command in flight or held back fails')
+  const outcomes = await Promise.all([...busy, ...held])
+  t.same(outcomes, Array(HOLD_BEHIND + 5).fill('failed'), 'every command in flight or held back fails')
   t.ok(Date.now() - started < 5000, 'and fails within the command timeout, not later')
 })
