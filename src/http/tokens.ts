@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { random128 } from '../random.js'
 import { fail } from '../errors.js'
 
 /**
@@ -8,7 +8,7 @@ import { fail } from '../errors.js'
  */
 export function newToken(): string {
   for (;;) {
-    const token = randomBytes(16).toString('base64url')
+    const token = random128()
     if (/^[A-Za-z0-9]/.test(token)) return token
   }
 }
@@ -18,10 +18,13 @@ export function newToken(): string {
  * all the given values must agree.
  */
 export function oneOf<T>(field: string, ...values: (T | undefined)[]): T | undefined {
-  const given = values.filter((v): v is T => v !== undefined)
-  const first = given[0]
-  if (given.some((v) => v !== first)) {
-    throw fail.invalid(`${field} is given more than once with different values`, [{ path: field, message: 'conflicting values' }])
+  let first: T | undefined
+  for (const value of values) {
+    if (value === undefined) continue
+    if (first === undefined) first = value
+    else if (value !== first) {
+      throw fail.invalid(`${field} is given more than once with different values`, [{ path: field, message: 'conflicting values' }])
+    }
   }
   return first
 }

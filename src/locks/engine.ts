@@ -263,15 +263,6 @@ export class LockEngine {
       tally = await ask(withoutTrailingBlanks(args.map((a, i) => (i === PROPOSAL_ARG ? proposal : a))))
       yes = grantVotes(tally)
     }
-    const refused = (error: ServiceError, retry = false, wakeInMs = 0, split = false, held?: readonly Reply[]): Attempt => ({
-      granted: false,
-      error,
-      retry,
-      wakeInMs,
-      split,
-      ...(held ? { held } : {}),
-    })
-
     if (yes.length < tally.majority) {
       // After a second round, a node that refused it may still hold what it granted in the first.
       this.rollback(keys, hold, req.token, attempt, proposal === undefined ? tally : undefined)
@@ -459,6 +450,11 @@ export class LockEngine {
     }
     return undefined
   }
+}
+
+/** An attempt that did not grant: `retry` (held) says a waiter may try again, after `wakeInMs` or a push. */
+function refused(error: ServiceError, retry = false, wakeInMs = 0, split = false, held?: readonly Reply[]): Attempt {
+  return { granted: false, error, retry, wakeInMs, split, ...(held ? { held } : {}) }
 }
 
 /**

@@ -1,4 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto'
+import { createHash } from 'node:crypto'
+import { random128 } from '../random.js'
 import { performance } from 'node:perf_hooks'
 import { fail } from '../errors.js'
 import type { Config } from '../config.js'
@@ -56,7 +57,7 @@ const MIN_HOLD_TTL_MS = 100
  * apart from lock tokens (which cannot contain one), so using one for the other is a clear 400.
  */
 export function newSessionId(): string {
-  return `s.${randomBytes(16).toString('base64url')}`
+  return `s.${random128()}`
 }
 
 /** What Redis knows a session by: a hash of its id (the id, a secret, is never stored or logged). */

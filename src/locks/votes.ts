@@ -20,12 +20,15 @@ const is = (wanted: number) => (code: number) => code === wanted
  * force-release read every answer (see `anyReplies`): removing a hold is safe whoever says so.
  */
 export function replies(tally: Tally<Reply>): Reply[] {
-  return tally.answers.flatMap((a) => (a.ok && a.node.mayVote ? [a.value] : []))
+  return countedValues(tally)
 }
 
 /** Every reply, voting or not: for release, where the answer only reports what was removed. */
 export function anyReplies(tally: Tally<Reply>): Reply[] {
-  return tally.answers.flatMap((a) => (a.ok ? [a.value] : []))
+  // Loops rather than flatMap in this module: every request reads its answers several times.
+  const values: Reply[] = []
+  for (const a of tally.answers) if (a.ok) values.push(a.value)
+  return values
 }
 
 /** Counted replies whose code passes `test`. */
@@ -37,7 +40,9 @@ export function countWhere(tally: Tally<Reply>, test: (code: number) => boolean)
 
 /** Counted answers of any kind (a fence commit's OK included). */
 export function countedAnswers(tally: Tally<unknown>): number {
-  return tally.answers.filter((a) => a.ok && a.node.mayVote).length
+  let n = 0
+  for (const a of tally.answers) if (a.ok && a.node.mayVote) n++
+  return n
 }
 
 /** For a read (inspect, a watch's look): settle once a majority of counted answers is in, whatever they say. */
@@ -60,6 +65,8 @@ export function majorityFloor(values: readonly number[], majority: number): numb
 
 /** The value most replies agree on (ties: the largest). */
 export function consensus(values: readonly number[]): number {
+  // Nearly always every value is the same (always, with one node).
+  if (values.every((v) => v === values[0])) return values[0] ?? 0
   const seen = new Map<number, number>()
   let best = values[0] ?? 0
   for (const v of values) {
@@ -116,15 +123,20 @@ export function slotsProposal(all: readonly Reply[], agreeing: readonly Reply[],
 
 /** The granting replies that count together: a majority of them makes a grant. */
 export function grantVotes(tally: Tally<Reply>): Reply[] {
-  return sameSlots(yesVotes(tally), (r) => slotsOf(r, ACQUIRE_FIELDS))
+  return agreeingOnSlots(yesVotes(tally), ACQUIRE_FIELDS)
 }
 
 /** The renewing replies that count together: a majority of them makes a renewal. */
 export function renewVotes(tally: Tally<Reply>): Reply[] {
-  return sameSlots(
+  return agreeingOnSlots(
     replies(tally).filter((r) => r[0] === Renewed.RENEWED),
-    (r) => slotsOf(r, RENEW_FIELDS),
+    RENEW_FIELDS,
   )
+}
+
+/** sameSlots over the slots each reply names after its `fixed` fields; when none names any (all but a semaphore's), all of them. */
+function agreeingOnSlots(replies: Reply[], fixed: number): Reply[] {
+  return replies.some((r) => r.length > fixed) ? sameSlots(replies, (r) => slotsOf(r, fixed)) : replies
 }
 
 /** For an attempt: settle as soon as a majority granted (in the same slots), or a majority refused. */
@@ -146,15 +158,19 @@ export function settledForAttempt(t: Tally<Reply>): boolean {
   return (slots ? grantVotes(t).length : granted) >= t.majority || refused >= t.majority
 }
 
+/** The answers a renew or release settles on when a majority gives them (made once: asked on every arrival). */
+const NOT_HELD = [Refused.NOT_FOUND, Refused.NOT_OWNER].map(is)
+const SAME_ANSWER = [is(1), is(2), ...NOT_HELD]
+
 /** For renew: settle as soon as a majority renewed (in the same slots), or a majority agrees on a refusal. */
 export function settledForRenew(t: Tally<Reply>): boolean {
-  return renewVotes(t).length >= t.majority || [Refused.NOT_FOUND, Refused.NOT_OWNER].some((code) => countWhere(t, is(code)) >= t.majority)
+  return renewVotes(t).length >= t.majority || NOT_HELD.some((test) => countWhere(t, test) >= t.majority)
 }
 
 /** For renew and release: settle as soon as a majority agrees on one answer, or on yes. */
 export function settledByMajority(t: Tally<Reply>): boolean {
-  for (const code of [1, 2, Refused.NOT_FOUND, Refused.NOT_OWNER]) {
-    if (countWhere(t, is(code)) >= t.majority) return true
+  for (const test of SAME_ANSWER) {
+    if (countWhere(t, test) >= t.majority) return true
   }
   return countWhere(t, did) >= t.majority
 }
@@ -228,5 +244,7 @@ export function backendUnavailable(quorum: Quorum, tally: Tally<unknown> | undef
 
 /** The counted answers of any script (the vote rule), whatever their shape: owners.lua, the session scripts. */
 export function countedValues<T>(tally: Tally<T>): T[] {
-  return tally.answers.flatMap((a) => (a.ok && a.node.mayVote ? [a.value] : []))
+  const values: T[] = []
+  for (const a of tally.answers) if (a.ok && a.node.mayVote) values.push(a.value)
+  return values
 }

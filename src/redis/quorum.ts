@@ -47,17 +47,16 @@ export class Quorum {
   ask<T>(call: (node: RedisNode) => Promise<T>, settled: (tally: Tally<T>) => boolean = () => false): Promise<Tally<T>> {
     return new Promise((resolve) => {
       const answers: Answer<T>[] = []
+      const size = this.nodes.length
       let done = false
-      const tally = (): Tally<T> => ({
-        size: this.nodes.length,
-        majority: this.majority,
-        answers,
-        pending: this.nodes.length - answers.length,
-      })
       const settle = () => {
         if (done) return
-        const t = tally()
-        if (t.pending === 0 || settled(t)) {
+        const t: Tally<T> = { size, majority: this.majority, answers, pending: size - answers.length }
+        // Every node answered: nothing can change this tally any more.
+        if (t.pending === 0) {
+          done = true
+          resolve(t)
+        } else if (settled(t)) {
           done = true
           resolve({ ...t, answers: [...answers] })
         }
