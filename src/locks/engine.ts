@@ -425,7 +425,10 @@ export class LockEngine {
    * same connection. Not awaited, so a failed acquire answers within one node timeout.
    */
   private rollback(keys: LockKeys, hold: string, token: string, attempt: string, tally?: Tally<Reply>): void {
-    const untouched = new Set(tally?.answers.filter((a) => a.ok && (a.value[0] ?? 0) < 0).map((a) => a.node))
+    const untouched = new Set<RedisNode>()
+    for (const a of tally?.answers ?? []) if (a.ok && (a.value[0] ?? 0) < 0) untouched.add(a.node)
+    // A plain refusal (every node said no) has nothing to undo: the hot path of a contended lock.
+    if (untouched.size === this.quorum.size) return
     const args = [hold, token, attempt, fenceHint()]
     for (const node of this.quorum.nodes) {
       if (!untouched.has(node)) node.run('rollback', keys.all, args).catch(() => undefined)
