@@ -20,10 +20,13 @@ import type { RedisClient } from './topology.js'
  */
 /**
  * Commands awaiting replies from which a connection holds new ones back. Measured (bench, 2 cores,
- * 16 and 64 clients): behind 1, the service's core idled a tenth of the time; behind 8 it was
- * busy and still wrote most commands in batches at 64 clients; behind 4, in between.
+ * same-run A/B, req/s ÷ the redis floor at 16 / 64 clients): behind 1, the service's core idled a
+ * tenth of the time (uncontended 0.74 / 0.78); behind 4 and 8 alike on one node (uncontended 0.74 /
+ * 0.77 and 0.78 / 0.78, contended 0.77 / 0.85 and 0.71 / 0.78), but with three nodes, where three
+ * Redis processes share the cores and batching saves them CPU, quorum N3 ÷ N1 was 0.62 / 0.61
+ * behind 4 against 0.49 / 0.51 behind 8 (0.67 / 0.56 behind 1).
  */
-export const HOLD_BEHIND = 8
+export const HOLD_BEHIND = 4
 
 export class WriteCoalescer {
   private held: Writable | undefined
