@@ -108,7 +108,7 @@ export class RedisNode {
   readonly address: string
   readonly client: RedisClient
   private readonly scripts: ReadonlyMap<ScriptName, LoadedScript>
-  /** Scripts sent while replies are pending go out together (src/redis/coalesce.ts). */
+  /** Scripts sent behind a backlog of unanswered ones go out together (src/redis/coalesce.ts). */
   private readonly writes: WriteCoalescer
   readonly topology: Topology
   readonly health: NodeHealth
