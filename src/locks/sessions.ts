@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
-import { random128 } from '../random.js'
 import { performance } from 'node:perf_hooks'
+import { random128 } from '../random.js'
 import { fail } from '../errors.js'
 import type { Config } from '../config.js'
 import type { Metrics } from '../metrics.js'

@@ -2,23 +2,6 @@ import type { Writable } from 'node:stream'
 import type { RedisClient } from './topology.js'
 
 /**
- * Nagle's rule for one Redis connection: while Redis still has a backlog of this connection's
- * commands to answer (HOLD_BEHIND or more: it is busy with earlier commands anyway), the commands
- * written in the same turn of the event loop are held back and go out together, in one write, when
- * the turn ends (setImmediate: right after Node has handled the I/O that came in together, e.g. the
- * requests of many clients). With a shorter backlog a command is written at once, so that Redis
- * works on it while this process goes on with the next request (on a machine where a write is cheap,
- * holding back even behind one command left the process idle in between), and a lone request never
- * waits.
- *
- * Under load this is most of the hot path's saving: a write to a loopback socket costs about as much
- * CPU as the rest of a request's Redis call, on both sides (Redis reads and answers a batch at once).
- * Order is kept (the socket's own buffer), and a connection that fails while holding commands back
- * fails them as it fails any command in flight.
- *
- * A Redis Cluster client has no single connection (`stream`): its commands are written at once.
- */
-/**
  * Commands awaiting replies from which a connection holds new ones back. Measured (bench, 2 cores,
  * same-run A/B, req/s ÷ the redis floor at 16 / 64 clients): behind 1, the service's core idled a
  * tenth of the time (uncontended 0.74 / 0.78); behind 4 and 8 alike on one node (uncontended 0.74 /
@@ -28,6 +11,24 @@ import type { RedisClient } from './topology.js'
  */
 export const HOLD_BEHIND = 4
 
+/**
+ * Nagle's rule for one Redis connection: while Redis still has a backlog of this connection's
+ * commands to answer (HOLD_BEHIND or more: it is busy with earlier commands anyway), the commands
+ * written in the same turn of the event loop are held back and go out together, in one write, when
+ * the turn ends (setImmediate: right after Node has handled the I/O that came in together, e.g. the
+ * requests of many clients). With a shorter backlog a command is written at once, so that Redis
+ * works on it while this process goes on with the next request (on a machine where a write is cheap,
+ * holding back even behind one command left the process idle in between), and a lone request never
+ * waits.
+ *
+ * Where a write to a loopback socket costs about as much CPU as the rest of a request's Redis call,
+ * this is most of the hot path's saving under load, on both sides (Redis reads and answers a batch
+ * at once).
+ * Order is kept (the socket's own buffer), and a connection that fails while holding commands back
+ * fails them as it fails any command in flight.
+ *
+ * A Redis Cluster client has no single connection (`stream`): its commands are written at once.
+ */
 export class WriteCoalescer {
   private held: Writable | undefined
 

@@ -81,7 +81,8 @@ export function redisAddress(url: string): string {
   return `${u.hostname}:${u.port || '6379'}`
 }
 
-type ScriptCommand = (...args: (string | number)[]) => Promise<unknown>
+/** A script defined on an ioredis client or pipeline (defineCommand), called with its keys and arguments. */
+type DefinedScript = (...args: (string | number)[]) => Promise<unknown>
 
 /**
  * Scripts whose effect a client is told of: with REDIS_WAIT_REPLICAS they are answered only once
@@ -176,9 +177,13 @@ export class RedisNode {
     this.metrics.nodeUp.set({ node: String(index) }, 0)
     const scripts = new Map<ScriptName, LoadedScript>()
     for (const [name, lua] of options.scripts) {
-      scripts.set(name, loadedScript(lua, keyCountOf(name)))
-      // Defined for pipelines too (runConfirmed): ioredis loads a pipeline's scripts before it sends them.
-      this.client.defineCommand(name, { numberOfKeys: keyCountOf(name), lua })
+      const loaded = loadedScript(lua, keyCountOf(name))
+      scripts.set(name, loaded)
+      // runConfirmed's pipeline runs these as ioredis' own script commands: ioredis loads a
+      // pipeline's scripts before it sends them.
+      if ((options.waitReplicas ?? 0) > 0 && CONFIRMED.has(name)) {
+        this.client.defineCommand(name, { numberOfKeys: loaded.keyCount, lua })
+      }
     }
     this.scripts = scripts
   }
@@ -410,7 +415,7 @@ export class RedisNode {
   ): Promise<unknown> {
     const waitMs = Math.max(1, Math.floor(this.timeoutMs * 0.8))
     const pipeline = this.client.pipeline()
-    ;(pipeline as unknown as Record<ScriptName, ScriptCommand>)[script].call(pipeline, ...keys, ...args)
+    ;(pipeline as unknown as Record<ScriptName, DefinedScript>)[script].call(pipeline, ...keys, ...args)
     pipeline.wait(replicas, waitMs)
     const [ran, waited] = (await pipeline.exec()) ?? []
     if (!ran || ran[0]) throw ran?.[0] ?? new Error('no reply')

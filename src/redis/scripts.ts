@@ -6,8 +6,8 @@ import { readFileSync } from 'node:fs'
  * starts with include/settings.lua, its `{{NAME}}` placeholders filled from ScriptSettings, and
  * include/clock.lua (TIME, formatting). Defining an include's functions is part of every call, so a
  * script's fast path comes before the includes it does not need.
- * ioredis' defineCommand then runs each one by EVALSHA (falling back to EVAL after a SCRIPT FLUSH
- * or a restarted node).
+ * src/redis/script-call.ts runs each one by EVALSHA (EVAL on a connection's first call, and after
+ * a SCRIPT FLUSH).
  */
 export const scriptNames = [
   'acquire',
