@@ -1,5 +1,6 @@
 import t from 'tap'
-import { loadedScript, runScript } from '../src/redis/script-call.js'
+import { Command } from 'ioredis'
+import { loadedScript, resp, runScript } from '../src/redis/script-call.js'
 import { startRedis } from './helpers/redis-server.js'
 
 /** Counts its calls in KEYS[1], then answers its arguments and a number (so the reply's types show). */
@@ -16,6 +17,23 @@ t.test('a script runs by EVALSHA with its keys and arguments; numbers go as stri
   t.same(await runScript(client, ECHO, ['calls', 'k2'], ['a', 42]), [1, 'a', '42', 'k2'])
   t.same(await client.script('EXISTS', ECHO.sha), [1], 'the server has cached it under its SHA-1')
   t.same(await runScript(client, ECHO, ['calls', 'k2'], ['b', 7]), [2, 'b', '7', 'k2'])
+})
+
+t.test('commands are written as ioredis writes them, byte counts right for any text', async (t) => {
+  const cases = [
+    ['sha', '2', 'ls:{lock:a.b}:h', 'ls:{lock:a.b}:f', 'write', 'tokenA-0123456789abc', '30000', ''],
+    ['sha', '1', 'k', 'héllo — owner 🙂', '\u00ff', 'lone \ud800 surrogate'],
+    [],
+  ]
+  for (const args of cases) {
+    const ioredis = new Command('evalsha', [])
+    ioredis.args = args
+    t.equal(resp('evalsha', args), ioredis.toWritable(undefined as never), `${args.length} arguments`)
+  }
+  const redis = await startRedis({ t })
+  const client = redis.client()
+  t.teardown(() => client.disconnect())
+  t.same(await runScript(client, ECHO, ['calls', 'k2'], ['owner — 🙂', 'ünïcödé']), [1, 'owner — 🙂', 'ünïcödé', 'k2'])
 })
 
 t.test('on a server that never saw it, a call runs before the commands sent after it (first sent in full)', async (t) => {

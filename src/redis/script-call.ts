@@ -43,8 +43,23 @@ class ScriptCommand extends Command {
     if (full) this.script.sentTo.add(socket)
     this.name = full ? 'eval' : 'evalsha'
     this.args[0] = full ? this.script.lua : this.script.sha
-    return super.toWritable(socket)
+    return resp(this.name, this.args as string[])
   }
+}
+
+/**
+ * A command in RESP, the way ioredis writes one but with one byte count for the whole command instead
+ * of one per argument (about 30 ns each, a lock script has 18): a string's length in UTF-16 code units
+ * is its length in bytes when every character is ASCII, which one count of the whole tells.
+ */
+export function resp(name: string, args: readonly string[]): string {
+  let command = `*${args.length + 1}\r\n$${name.length}\r\n${name}\r\n`
+  for (const arg of args) command += `$${arg.length}\r\n${arg}\r\n`
+  if (Buffer.byteLength(command) === command.length) return command
+  // Some argument is not ASCII (a script's source, an owner label): count each one's bytes.
+  command = `*${args.length + 1}\r\n$${Buffer.byteLength(name)}\r\n${name}\r\n`
+  for (const arg of args) command += `$${Buffer.byteLength(arg)}\r\n${arg}\r\n`
+  return command
 }
 
 /**
