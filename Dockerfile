@@ -31,4 +31,4 @@ EXPOSE 8080
 # (a container whose Redis is unreachable is unhealthy). No curl in slim images: node's own fetch.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/readyz', { signal: AbortSignal.timeout(2000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["node", "dist/server.js"]
+CMD ["node", "--max-semi-space-size=32", "dist/server.js"]

@@ -99,7 +99,7 @@ if [ ! -f dist/server.js ] || [ -n "$(find src scripts tsconfig.json tsconfig.bu
   npm run --silent build
 fi
 
-node dist/server.js &
+node --max-semi-space-size=32 dist/server.js &
 service_pid=$!
 status=0
 wait "$service_pid" || status=$?

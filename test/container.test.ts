@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import YAML from 'yaml'
 import { configEnvNames, loadConfig } from '../src/config.js'
+import { serviceNodeFlags } from './helpers/start-command.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const read = (file: string): string => readFileSync(path.join(root, file), 'utf8')
@@ -346,7 +347,7 @@ t.test(
     t.notMatch(hc, /\b(curl|wget)\b/, 'no curl or wget')
 
     const cmd = dockerfile.filter((i) => i.op === 'CMD' && i.stage === finalStage).at(-1)?.args ?? ''
-    t.same(JSON.parse(cmd), ['node', 'dist/server.js'])
+    t.same(JSON.parse(cmd), ['node', ...serviceNodeFlags(), 'dist/server.js'], 'as npm start runs it, with the same node flags')
   },
 )
 
@@ -374,4 +375,11 @@ t.test('Dockerfile: every file copied from the build context exists and is not d
   }
   for (const heavy of ['node_modules', 'dist', '.git']) t.ok(ignoredBy(heavy, ignore), `${heavy} stays out of the build context`)
   t.ok(existsSync(path.join(root, 'scripts/copy-assets.mjs')), 'the build script that copies src/lua → dist/lua is there')
+})
+
+t.test('npm start, the image and scripts/serve.sh run the service with the same node flags', async (t) => {
+  const flags = serviceNodeFlags()
+  t.ok(flags.includes('--max-semi-space-size=32'), 'a young generation of 32 MB semi-spaces (README, Running it: the node flags)')
+  const serve = read('scripts/serve.sh')
+  t.match(serve, new RegExp(`^node ${flags.join(' ')} dist/server\\.js &$`, 'm'), 'scripts/serve.sh')
 })

@@ -20,6 +20,7 @@ import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { configEnvNames } from '../../src/config.js'
 import { freePort, startRedis, stopAll as stopAllRedis, type RedisProcess } from '../../test/helpers/redis-server.js'
+import { serviceNodeFlags } from '../../test/helpers/start-command.js'
 
 const OUTPUT_LIMIT = 32_768
 const STOP_TIMEOUT_MS = 10_000
@@ -261,12 +262,18 @@ export interface NodeServerSpec {
 
 const READY_TIMEOUT_MS = 15_000
 
+/**
+ * The node flags the service runs with in production (package.json's start script): every server of a
+ * run gets them, the baselines too, so that they compare on the same runtime.
+ */
+const productionNodeFlags = serviceNodeFlags()
+
 /** Start `node <script>` with PORT/HOST set and wait until GET /readyz answers 200. */
 export async function startNodeServer(spec: NodeServerSpec): Promise<HttpServer> {
   const host = '127.0.0.1'
   for (let attempt = 1; ; attempt++) {
     const port = await freePort()
-    const child = spawn(process.execPath, [...(spec.nodeArgs ?? []), spec.script], {
+    const child = spawn(process.execPath, [...productionNodeFlags, ...(spec.nodeArgs ?? []), spec.script], {
       cwd: repoRoot,
       env: { ...inheritedEnv(), ...spec.env, PORT: String(port), HOST: host },
       stdio: ['ignore', 'pipe', 'pipe'],
