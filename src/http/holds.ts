@@ -48,19 +48,22 @@ function grantBody(grant: Grant) {
   return body as z.output<typeof grantSchema> | z.output<typeof permitGrantSchema>
 }
 
+type AskedPermits = { limit?: number; permits?: number }
+
 /**
  * A semaphore's limit and the permits asked for, each given as a query parameter or a body field
  * (both already validated by the route's schemas; given both ways, they must agree).
  */
 function permitsOf(query: object, body: object): Permits {
-  const asked = [query, body] as { limit?: number; permits?: number }[]
-  const limit = oneOf('limit', ...asked.map((a) => a.limit))
+  const inQuery = query as AskedPermits
+  const inBody = body as AskedPermits
+  const limit = oneOf('limit', inQuery.limit, inBody.limit)
   if (limit === undefined) {
     throw fail.invalid("a semaphore's limit is required: ?limit=N or a limit field (1 … MAX_SEMAPHORE_LIMIT)", [
       { path: 'limit', message: 'required' },
     ])
   }
-  const permits = oneOf('permits', ...asked.map((a) => a.permits)) ?? 1
+  const permits = oneOf('permits', inQuery.permits, inBody.permits) ?? 1
   if (permits > limit) {
     throw fail.invalid(`permits (${permits}) must not exceed the limit (${limit})`, [
       { path: 'permits', message: `at most the limit, ${limit}` },

@@ -15,16 +15,13 @@ export function newToken(): string {
 
 /**
  * The one value a field may take when a request gives it several ways (header, body, query):
- * all the given values must agree.
+ * all the given values must agree. (Fixed parameters, not a rest array: it runs several times on
+ * every request.)
  */
-export function oneOf<T>(field: string, ...values: (T | undefined)[]): T | undefined {
-  let first: T | undefined
-  for (const value of values) {
-    if (value === undefined) continue
-    if (first === undefined) first = value
-    else if (value !== first) {
-      throw fail.invalid(`${field} is given more than once with different values`, [{ path: field, message: 'conflicting values' }])
-    }
+export function oneOf<T>(field: string, a: T | undefined, b: T | undefined, c?: T): T | undefined {
+  const first = a !== undefined ? a : b !== undefined ? b : c
+  if ((a !== undefined && a !== first) || (b !== undefined && b !== first) || (c !== undefined && c !== first)) {
+    throw fail.invalid(`${field} is given more than once with different values`, [{ path: field, message: 'conflicting values' }])
   }
   return first
 }
