@@ -445,3 +445,13 @@ t.test(
     }
   },
 )
+
+t.test('the longest pause between grants, over every key', async (t) => {
+  const h = new History()
+  t.equal(h.longestPauseBetweenGrants(), 0, 'no holds')
+  h.record(hold({ key: 'a', fence: 1, start: 100, end: 110 }))
+  t.equal(h.longestPauseBetweenGrants(), 0, 'one hold')
+  h.record(hold({ key: 'b', fence: 1, start: 500, end: 510 }))
+  h.record(hold({ key: 'a', fence: 2, start: 200, end: 210 }))
+  t.equal(h.longestPauseBetweenGrants(), 300, 'from 200 to 500, whatever the order they were recorded in')
+})

@@ -107,6 +107,35 @@ t.test('waiting clients on a quorum of 3 through two replicas: safe, everyone se
   t.equal(await b.stop(), 0)
 })
 
+t.test('a hand-off split across the nodes does not stop the line for a node timeout (two replicas, quorum of 3)', async (t) => {
+  // The nodes of a quorum may hand freed permits to different waiters (their lines differ after a
+  // failed attempt), each with a minority and nobody left holding: only an attempt moves the line
+  // then. A long node timeout shows whether a waiter sits one out first.
+  const nodeTimeoutMs = 3000
+  const { replicas, stats, history } = await contendOnNewReplicas(
+    t,
+    3,
+    {
+      keys: ['q-split'],
+      clients: 12,
+      durationMs: 4000,
+      ttlMs: 10_000,
+      waitMs: 9000,
+      semaphore: { limit: LIMIT, permits: weighted },
+      holdMs: () => 1 + Math.random() * 3,
+    },
+    { NODE_TIMEOUT_MS: String(nodeTimeoutMs) },
+  )
+  const pause = history.longestPauseBetweenGrants()
+  t.ok(
+    pause < nodeTimeoutMs / 2,
+    `the line never stood still for long: longest pause between grants ${Math.round(pause)} ms (${stats.grants} grants)`,
+  )
+  t.equal(stats.grantsPerClient.size, 12, 'every client was granted')
+  history.assertSafe(t, 'split hand-offs, quorum of 3, two replicas')
+  await Promise.all(replicas.map((r) => r.stop()))
+})
+
 t.test('waiting on one semaphore (one Redis)', async (t) => {
   const redis = await startRedis({ t })
   const { app } = await startApp(t, [redis.url], { maxWaiters: 20 })

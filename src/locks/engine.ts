@@ -137,8 +137,13 @@ export class LockEngine {
           // A majority handed a semaphore's permits over in different slots: an attempt (two rounds) decides.
           const disagree = waiter.handOffCount >= this.quorum.majority
           if (won || why !== 'woken' || waiter.handOffCount === 0 || votes.length >= this.quorum.majority || disagree) break
-          // Some nodes handed over, not yet a majority: give the others one node timeout to follow.
-          nap = this.config.nodeTimeoutMs
+          // Some nodes handed over, not yet a majority: give the others a moment to follow (the release
+          // behind the push ran on every node at once). Not a node timeout: the nodes may have handed
+          // the rest to other waiters (their lines differ after a failed attempt), each of them with a
+          // minority too, and nobody holding anything that a release could pass on; then only an
+          // attempt (its rollback hands the hold on) moves the line. A random pause, as after a split
+          // vote, so that waiters split on one release do not all attempt at once.
+          nap = Math.min(this.config.nodeTimeoutMs, HANDOFF_FOLLOW_MS + Math.random() * HANDOFF_FOLLOW_MS)
         }
       }
       // A grant that raced the client hanging up (or shutdown) is given back in `finally`.
@@ -486,6 +491,13 @@ const HELD_FIELDS = 4
 
 /** Where acquire.lua takes a second round's slots proposal (ARGV[12]). */
 const PROPOSAL_ARG = 11
+
+/**
+ * How long (ms, up to twice that at random) a waiter holding hand-offs from a minority of nodes waits
+ * for the others' before it attempts: most follow within a few ms, nearly all within 75 ms on a busy
+ * machine; pushes that never come cost every waiter of the split this long.
+ */
+const HANDOFF_FOLLOW_MS = 50
 
 /** Rounds a fence commit may take when concurrent shared holds keep taking the fence it tries. */
 const FENCE_COMMIT_ROUNDS = 5

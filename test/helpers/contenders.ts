@@ -163,11 +163,12 @@ export async function contendOnNewReplicas(
   t: Teardown,
   nodes: number,
   options: Contention,
+  env: Record<string, string> = {},
 ): Promise<{ replicas: [ServiceProcess, ServiceProcess]; stats: ContendStats; history: History }> {
   const redis = await startRedisCluster(nodes, { t })
   const replicas = await startReplicas(
     redis.map((r) => r.url),
-    { t },
+    { t, env },
   )
   const history = new History()
   return { replicas, stats: await contend({ ...options, baseUrls: replicas.map((r) => r.url), history }), history }

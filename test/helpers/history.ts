@@ -124,6 +124,17 @@ export class History {
     return peaks
   }
 
+  /**
+   * The longest time (ms) between one grant's arrival and the next's, over every key: how long the
+   * line stood still. 0 with fewer than two holds.
+   */
+  longestPauseBetweenGrants(): number {
+    const starts = this.#holds.map((h) => h.start).sort((a, b) => a - b)
+    let longest = 0
+    for (let i = 1; i < starts.length; i++) longest = Math.max(longest, (starts[i] as number) - (starts[i - 1] as number))
+    return longest
+  }
+
   /** All violations (empty = safe). */
   check(): Violation[] {
     const violations: Violation[] = []
