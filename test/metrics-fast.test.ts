@@ -160,7 +160,7 @@ t.test('label names are checked when a series is resolved; buckets must increase
   t.throws(() => new Counter({ name: 'twice_total', help: 'Registered twice', registers: [registry] }), /already been registered/)
 })
 
-t.test('Observed counts every outcome of renew and release, also of an op that throws instead of rejecting', async (t) => {
+t.test('Observed counts every outcome of acquire, renew and release, also of an op that throws instead of rejecting', async (t) => {
   const metrics = createMetrics()
   const observed = new Observed(metrics)
   const grant = { regranted: false } as Grant
@@ -189,8 +189,24 @@ t.test('Observed counts every outcome of renew and release, also of an op that t
     observed.acquire('exclusive', () => Promise.reject(fail.held('k', 10))),
     { code: 'lock_held' },
   )
+  // Refusals returned as values (LockEngine.tryAcquire) count as rejected ones do; a grant as granted.
+  const refusal = fail.held('k', 10)
+  t.equal(await observed.acquire('write', () => Promise.resolve(refusal)), refusal, 'the refusal is handed on')
+  await observed.acquire('read', () => Promise.resolve(fail.upgradeNotSupported('k')))
+  await observed.acquire('read', () => Promise.resolve(grant))
+  await t.rejects(
+    observed.acquire('permit', () => {
+      throw new Error('thrown, not rejected')
+    }),
+    /thrown, not rejected/,
+  )
   const text = await metrics.registry.metrics()
   for (const line of [
+    'lock_contention_total{mode="write"} 1',
+    'lock_acquire_duration_seconds_count{mode="write",outcome="held"} 1',
+    'lock_acquire_duration_seconds_count{mode="read",outcome="error"} 1',
+    'lock_acquire_duration_seconds_count{mode="read",outcome="granted"} 1',
+    'lock_acquire_duration_seconds_count{mode="permit",outcome="error"} 1',
     'lock_renewals_total{mode="exclusive",outcome="renewed"} 1',
     'lock_renewals_total{mode="exclusive",outcome="not_owner"} 1',
     'lock_renewals_total{mode="read",outcome="error"} 1',

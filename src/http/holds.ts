@@ -132,17 +132,13 @@ export function registerHoldRoutes(
         owner: oneOf('owner', request.query.owner, body.owner),
       }
       // Bound to a session: its lease is the session's (sessions.ts), made by the same engine path.
-      try {
-        const granted = await observed.acquire(mode, () =>
-          session === undefined ? engine.acquire(req) : sessions.acquire(sessionOwnerKey(request), session, req, askedTtl),
-        )
-        return reply.code(granted.regranted ? 200 : 201).send(grantBody(granted))
-      } catch (err) {
-        // A refusal (409 lock_held on a contended lock: the hot path) is answered here, as the error
-        // handler would answer it, without the detour through Fastify's error handling.
-        if (err instanceof ServiceError) return sendError(reply, err)
-        throw err
-      }
+      const outcome = await observed.acquire(mode, () =>
+        session === undefined ? engine.tryAcquire(req) : sessions.acquire(sessionOwnerKey(request), session, req, askedTtl),
+      )
+      // A refusal that came back as a value (409 lock_held on a contended lock: the hot path) is
+      // answered as the error handler answers a thrown one.
+      if (outcome instanceof ServiceError) return sendError(reply, outcome)
+      return reply.code(outcome.regranted ? 200 : 201).send(grantBody(outcome))
     },
   })
 

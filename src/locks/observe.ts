@@ -20,18 +20,23 @@ export class Observed {
 
   // Not an async function: a waiting acquire stays pending for up to MAX_WAIT_MS, and a .then costs a
   // parked request less memory than a suspended async frame.
-  acquire(mode: LockMode, op: () => Promise<Grant>): Promise<Grant> {
+  // A refusal may come back as a value (LockEngine.tryAcquire) or as a rejection: counted alike.
+  acquire<T extends Grant | ServiceError>(mode: LockMode, op: () => Promise<T>): Promise<T> {
     const started = performance.now()
-    const observe = (outcome: string) => this.acquireDuration(mode, outcome).observe((performance.now() - started) / 1000)
+    /** `failure`: undefined for a grant; the refusal or error otherwise. */
+    const observe = (failure: unknown) => {
+      const held = failure instanceof ServiceError && failure.code === 'lock_held'
+      if (held) this.contention(mode).inc()
+      const outcome = failure === undefined ? 'granted' : held ? 'held' : 'error'
+      this.acquireDuration(mode, outcome).observe((performance.now() - started) / 1000)
+    }
     return run(op).then(
-      (grant) => {
-        observe('granted')
-        return grant
+      (outcome) => {
+        observe(outcome instanceof ServiceError ? outcome : undefined)
+        return outcome
       },
       (err: unknown) => {
-        const held = err instanceof ServiceError && err.code === 'lock_held'
-        if (held) this.contention(mode).inc()
-        observe(held ? 'held' : 'error')
+        observe(err ?? 'error')
         throw err
       },
     )
