@@ -90,7 +90,9 @@ async function ownerSuite(t: Test, nodes: readonly RedisProcess[]): Promise<void
   t.test('semaphores: owners of the holds, bounded to 10', async (t) => {
     const key = fresh()
     for (let i = 0; i < 12; i++) {
-      const res = await call('POST', `/semaphores/${key}?limit=12&ttl=10s`, tok(`s${i}`), { owner: `sem-holder-${i}` })
+      // Holds are named by expiry (ties by token: s10 before s9), so each expires 10 ms after the one
+      // before, however many are granted within one millisecond.
+      const res = await call('POST', `/semaphores/${key}?limit=12&ttl=${10_000 + i * 10}ms`, tok(`s${i}`), { owner: `sem-holder-${i}` })
       t.equal(res.status, 201)
     }
     const state = semaphoreStateSchema.parse((await call('GET', `/semaphores/${key}?holds=true`)).body)
