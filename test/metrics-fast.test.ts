@@ -189,7 +189,7 @@ t.test('Observed counts every outcome of acquire, renew and release, also of an 
     observed.acquire('exclusive', () => Promise.reject(fail.held('k', 10))),
     { code: 'lock_held' },
   )
-  // Refusals returned as values (LockEngine.tryAcquire) count as rejected ones do; a grant as granted.
+  // Refusals returned as values (LockEngine.acquire) count as rejected ones do; a grant as granted.
   const refusal = fail.held('k', 10)
   t.equal(await observed.acquire('write', () => Promise.resolve(refusal)), refusal, 'the refusal is handed on')
   await observed.acquire('read', () => Promise.resolve(fail.upgradeNotSupported('k')))

@@ -133,7 +133,7 @@ export function registerHoldRoutes(
       }
       // Bound to a session: its lease is the session's (sessions.ts), made by the same engine path.
       const outcome = await observed.acquire(mode, () =>
-        session === undefined ? engine.tryAcquire(req) : sessions.acquire(sessionOwnerKey(request), session, req, askedTtl),
+        session === undefined ? engine.acquire(req) : sessions.acquire(sessionOwnerKey(request), session, req, askedTtl),
       )
       // A refusal that came back as a value (409 lock_held on a contended lock: the hot path) is
       // answered as the error handler answers a thrown one.

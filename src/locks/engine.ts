@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
-import { fail, ServiceError } from '../errors.js'
+import { fail, type ServiceError } from '../errors.js'
 import type { Config } from '../config.js'
 import type { Quorum, Tally } from '../redis/quorum.js'
 import { Acquired, Refused, Released } from '../redis/scripts.js'
@@ -80,18 +80,11 @@ export class LockEngine {
   /**
    * One acquire: granted at once, or (waitMs > 0) after waiting in line until a release hands the
    * lock over or an expiry lets it through, or refused. A grant that races the client hanging up is
-   * given back at once.
+   * given back at once. The refusal of a request that does not wait (409 lock_held on a contended
+   * lock, the hot path of contention) comes back as a value, not a rejection: a rejection costs every
+   * layer it passes through a throw. Anything else (a refusal after waiting included) rejects.
    */
-  acquire(req: AcquireRequest): Promise<Grant> {
-    return this.tryAcquire(req).then(grantOrThrow)
-  }
-
-  /**
-   * As `acquire`, but the refusal of a request that does not wait (409 lock_held on a contended lock,
-   * the hot path of contention) comes back as a value rather than a rejection: a rejection costs every
-   * layer it passes through a throw. Anything else still rejects.
-   */
-  tryAcquire(req: AcquireRequest): Promise<Grant | ServiceError> {
+  acquire(req: AcquireRequest): Promise<Grant | ServiceError> {
     // A request that may wait takes its place in line with its first attempt. When this replica
     // cannot take another waiter, it still gets one try.
     return req.waitMs && this.room.hasRoom ? this.acquireWaiting(req, req.waitMs) : this.acquireOnce(req)
@@ -467,11 +460,6 @@ export class LockEngine {
     }
     return undefined
   }
-}
-
-function grantOrThrow(outcome: Grant | ServiceError): Grant {
-  if (outcome instanceof ServiceError) throw outcome
-  return outcome
 }
 
 /** An attempt that did not grant: `retry` (held) says a waiter may try again, after `wakeInMs` or a push. */

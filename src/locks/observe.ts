@@ -20,8 +20,8 @@ export class Observed {
 
   // Not an async function: a waiting acquire stays pending for up to MAX_WAIT_MS, and a .then costs a
   // parked request less memory than a suspended async frame.
-  // A refusal may come back as a value (LockEngine.tryAcquire) or as a rejection: counted alike.
-  acquire<T extends Grant | ServiceError>(mode: LockMode, op: () => Promise<T>): Promise<T> {
+  // A refusal may come back as a value (LockEngine.acquire) or as a rejection: counted alike.
+  acquire(mode: LockMode, op: () => Promise<Grant | ServiceError>): Promise<Grant | ServiceError> {
     const started = performance.now()
     /** `failure`: undefined for a grant; the refusal or error otherwise. */
     const observe = (failure: unknown) => {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
 import { random128 } from '../random.js'
-import { fail } from '../errors.js'
+import { fail, ServiceError } from '../errors.js'
 import type { Config } from '../config.js'
 import type { Metrics } from '../metrics.js'
 import type { Quorum, Tally } from '../redis/quorum.js'
@@ -364,7 +364,7 @@ export class SessionEngine {
    * that does not know it), then made by the lock engine with the session's remaining lease and the
    * session's reference on the hold. `askedTtlMs`: a TTL the request gave, which must be the session's.
    */
-  async acquire(by: string, id: string, req: AcquireRequest, askedTtlMs: number | undefined): Promise<Grant> {
+  async acquire(by: string, id: string, req: AcquireRequest, askedTtlMs: number | undefined): Promise<Grant | ServiceError> {
     const keys = this.keys(id)
     const entry = `${req.mode}|${req.token}|${req.key}`
     const tally = await this.ask(keys, 'session_bind', [by, entry, this.config.maxSessionHolds])
@@ -392,19 +392,22 @@ export class SessionEngine {
       if (fresh) this.unbind(keys, [entry])
       throw ttlMismatch(ttlMs)
     }
+    let granted = false
     try {
-      const grant = await this.locks.acquire({
+      // As the engine's acquire: a refusal of a request that does not wait comes back as a value.
+      const outcome = await this.locks.acquire({
         ...req,
         ttlMs: Math.max(MIN_HOLD_TTL_MS, remaining),
         keepTtl: false,
         sessionRef: sessionRef(id),
       })
+      if (outcome instanceof ServiceError) return outcome
+      granted = true
       // Held now (no longer waiting in line): a keepalive that no longer finds it reports it lost.
       this.quorum.everywhere('session_bind', keys.all, [by, entry, 0, 'held'])
-      return grant
-    } catch (err) {
-      if (fresh) this.unbind(keys, [entry])
-      throw err
+      return outcome
+    } finally {
+      if (fresh && !granted) this.unbind(keys, [entry])
     }
   }
 }

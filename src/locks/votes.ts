@@ -19,9 +19,7 @@ const is = (wanted: number) => (code: number) => code === wanted
  * majority — attempt, hand-off, renew, fence commit, inspect — counts through here. Only release and
  * force-release read every answer (see `anyReplies`): removing a hold is safe whoever says so.
  */
-export function replies(tally: Tally<Reply>): Reply[] {
-  return countedValues(tally)
-}
+export const replies: (tally: Tally<Reply>) => Reply[] = countedValues
 
 /** Every reply, voting or not: for release, where the answer only reports what was removed. */
 export function anyReplies(tally: Tally<Reply>): Reply[] {
