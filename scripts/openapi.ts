@@ -63,7 +63,7 @@ function describeErrors(operation: Json): void {
 const responseHeaders = {
   'X-Request-Id': {
     description:
-      'The request id: the X-Request-Id the client sent (1–64 characters from A-Z a-z 0-9 . _ : -) or a new UUID; also in the log line of the request',
+      'The request id: the X-Request-Id the client sent (1–64 characters from A-Z a-z 0-9 . _ : -) or a new one, unique to the request; also in the log line of the request',
     schema: { type: 'string' },
   },
   'Retry-After': {

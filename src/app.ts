@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto'
 import type { Writable } from 'node:stream'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import fastifySwagger from '@fastify/swagger'
@@ -24,6 +23,7 @@ import { Observed } from './locks/observe.js'
 import { createMetrics, seriesBy, zeroSeries, type DocumentedRoute, type Metrics } from './metrics.js'
 import { createQuorum, type Quorum } from './redis/quorum.js'
 import { topologiesOf } from './redis/topologies.js'
+import { sequentialIds } from './random.js'
 
 export interface AppOptions {
   /** Where pino writes its JSON lines (default stdout). */
@@ -45,6 +45,8 @@ const BODY_LIMIT = 16 * 1024
 /** Routes that load balancers and Prometheus call every few seconds: logged at debug, not info. */
 const PROBES = new Set(['/healthz', '/readyz', '/metrics'])
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/
+/** A request without an id of its own gets this process's prefix and a counter (`Nf3kQ9xb2LwA-1a2`). */
+const nextRequestId = sequentialIds(9, '-')
 /** Fastify's logger is pino's (which its type does not say). */
 type PinoLogger = FastifyBaseLogger & { isLevelEnabled(level: string): boolean }
 /** The status_class label of a status code, by its hundreds. */
@@ -83,7 +85,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     keepAliveTimeout: 72_000,
     genReqId: (req) => {
       const given = req.headers['x-request-id']
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : nextRequestId()
     },
   })
   fastify.setValidatorCompiler(validatorCompiler)

@@ -117,6 +117,13 @@ t.test('logs: pino JSON with request ids; tokens never appear', async (t) => {
     requests.some((l) => l.reqId === 'trace-abc-123'),
     'an incoming X-Request-Id is used',
   )
+  const made = requests.map((l) => l.reqId as string).filter((id) => id !== 'trace-abc-123')
+  t.equal(new Set(made).size, 3, 'the others get ids of their own, each a different one')
+  t.ok(
+    made.every((id) => /^[A-Za-z0-9_-]{12}-[0-9a-z]+$/.test(id)),
+    "made of this process's random prefix and a counter",
+  )
+  t.equal(res.headers['x-request-id'], made[2], 'the reply carries the id its log line has')
   t.ok(logText().includes('/locks/l1?token=[redacted]'), 'the query token is redacted in the logged URL')
   t.notOk(logText().includes(TOKEN), 'the token appears nowhere in the logs')
   t.notOk(logText().includes('sk_live_secret'), 'nor does an Authorization header')

@@ -23,6 +23,8 @@ t.test('commands are written as ioredis writes them, byte counts right for any t
   const cases = [
     ['sha', '2', 'ls:{lock:a.b}:h', 'ls:{lock:a.b}:f', 'write', 'tokenA-0123456789abc', '30000', ''],
     ['sha', '1', 'k', 'héllo — owner 🙂', '\u00ff', 'lone \ud800 surrogate'],
+    // Around the longest length header made in advance (255), in characters and in bytes.
+    ['sha', '1', 'k'.repeat(255), 'k'.repeat(256), 'é'.repeat(128), 'x'.repeat(70_000)],
     [],
   ]
   for (const args of cases) {

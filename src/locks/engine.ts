@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
 import { fail, type ServiceError } from '../errors.js'
 import type { Config } from '../config.js'
@@ -19,6 +18,7 @@ import {
   type RenewRequest,
 } from './types.js'
 import { validityMs } from './validity.js'
+import { sequentialIds } from '../random.js'
 import { fenceHint } from './fence-hint.js'
 import { listLocks, type LockPage } from './listing.js'
 import { holdOwners } from './owners.js'
@@ -523,11 +523,5 @@ function grantOf(
   }
 }
 
-// Attempt ids only need to be unique among the attempts on one lock: a per-process random prefix and a
-// counter (cheaper than random bytes per attempt).
-const attemptPrefix = randomBytes(6).toString('base64url')
-let attemptCounter = 0
-function nextAttemptId(): string {
-  attemptCounter = (attemptCounter + 1) % Number.MAX_SAFE_INTEGER
-  return `${attemptPrefix}${attemptCounter.toString(36)}`
-}
+// Attempt ids only need to be unique among the attempts on one lock.
+const nextAttemptId = sequentialIds(6)
