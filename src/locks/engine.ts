@@ -273,9 +273,9 @@ export class LockEngine {
     if (yes.length < tally.majority) {
       // After a second round, a node that refused it may still hold what it granted in the first.
       this.rollback(keys, hold, req.token, attempt, proposal === undefined ? tally : undefined)
-      const error = refusal(this.quorum, tally, req.key, kindOf(req.mode), this.config)
-      if (error.code !== 'lock_held') return refused(error)
       const held = heldReplies(tally)
+      const error = refusal(this.quorum, tally, held, req.key, kindOf(req.mode), this.config)
+      if (error.code !== 'lock_held') return refused(error)
       const split = held.length < tally.majority
       return refused(error, true, Math.min(...held.map((r) => r[2] ?? 0)), split, held)
     }

@@ -175,22 +175,23 @@ export function settledByMajority(t: Tally<Reply>): boolean {
 
 /**
  * Why an acquire was not granted: a refused mode, limit or number of permits, a conflicting hold (or
- * split vote), or no majority.
+ * split vote), or no majority. `held`: the tally's counted HELD replies (heldReplies), which the
+ * caller also needs for a refusal that may wait.
  */
 export function refusal(
   quorum: Quorum,
   tally: Tally<Reply>,
+  held: readonly Reply[],
   key: string,
   kind: Kind,
   limits: { maxWaiters: number; maxReaders: number },
 ): ServiceError {
-  // The counted replies, read once (a refused attempt, e.g. every 409, comes through here).
-  const counted = replies(tally)
-  const count = (code: number) => counted.reduce((n, r) => (r[0] === code ? n + 1 : n), 0)
-  const valuesOf = (code: number) => counted.flatMap((r) => (r[0] === code ? [r[1] ?? 0] : []))
-  const held = counted.filter((r) => r[0] === Refused.HELD)
-  // The common refusal: a majority says held.
+  // The common refusal (every 409 comes through here): a majority says held.
   if (held.length < tally.majority) {
+    // The counted replies, read once.
+    const counted = replies(tally)
+    const count = (code: number) => counted.reduce((n, r) => (r[0] === code ? n + 1 : n), 0)
+    const valuesOf = (code: number) => counted.flatMap((r) => (r[0] === code ? [r[1] ?? 0] : []))
     if (count(Refused.UPGRADE) >= tally.majority) return fail.upgradeNotSupported(key)
     const limitsSeen = valuesOf(Refused.LIMIT_MISMATCH)
     if (limitsSeen.length >= tally.majority) return fail.limitMismatch(key, consensus(limitsSeen))
