@@ -24,6 +24,7 @@ import { listLocks, type LockPage } from './listing.js'
 import { holdOwners } from './owners.js'
 import { readerHolds } from './readers.js'
 import type { HandOffVote, WaitRoom, Waiter } from './waiting.js'
+import { isoTime } from './iso-time.js'
 import type { Metrics } from '../metrics.js'
 import type { RedisNode } from '../redis/node.js'
 import {
@@ -516,7 +517,7 @@ function grantOf(
     fence: hold.fence,
     ttlMs: hold.ttlMs,
     validityMs: hold.validityMs,
-    expiresAt: new Date(hold.since + hold.ttlMs).toISOString(),
+    expiresAt: isoTime(hold.since + hold.ttlMs),
     holdCount: hold.holdCount,
     ...(req.semaphore ? { permits: req.semaphore.permits, limit: req.semaphore.limit } : {}),
     regranted: hold.regranted,

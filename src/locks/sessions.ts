@@ -11,6 +11,7 @@ import { fenceHint } from './fence-hint.js'
 import { apiKeySessionsKey, lockKeys, sessionKeys, sessionsIndexKey, type LockKeys, type SessionKeys } from './keys.js'
 import { storageOf, type AcquireRequest, type Grant, type LockMode } from './types.js'
 import { validityMs } from './validity.js'
+import { isoTime } from './iso-time.js'
 import {
   anyReplies,
   backendUnavailable,
@@ -215,7 +216,7 @@ export class SessionEngine {
       throw backendUnavailable(this.quorum, tally, 'no_majority')
     }
     this.metrics.sessionsOpened.inc()
-    return { id, ttlMs, expiresAt: new Date(since + ttlMs).toISOString(), ...(owner ? { owner } : {}) }
+    return { id, ttlMs, expiresAt: isoTime(since + ttlMs), ...(owner ? { owner } : {}) }
   }
 
   /**
@@ -255,7 +256,7 @@ export class SessionEngine {
       this.metrics.sessionKeepalives.inc({ outcome: 'renewed' })
       return {
         ttlMs,
-        expiresAt: new Date(since + ttlMs).toISOString(),
+        expiresAt: isoTime(since + ttlMs),
         validityMs: validityMs(ttlMs, performance.now() - started, this.config.driftFactor),
         holds: holds.sort(byKey),
         lost: lost.sort(byKey),
@@ -332,7 +333,7 @@ export class SessionEngine {
     const states = await Promise.all(unionOf(done, 4).map((b) => this.holdState(b, ref)))
     return {
       ttlMs: consensus(done.map((r) => r[1] ?? 0)),
-      expiresAt: new Date(since + remainingMs).toISOString(),
+      expiresAt: isoTime(since + remainingMs),
       remainingMs,
       ...(owner ? { owner } : {}),
       holds: states.flatMap((s) => s ?? []).sort(byKey),

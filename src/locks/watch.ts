@@ -10,6 +10,7 @@ import { lockKeys, sessionKeys } from './keys.js'
 import { sessionRef } from './sessions.js'
 import { storageOf, type ClientGone, type LockMode } from './types.js'
 import { backendUnavailable, consensus, majorityFloor, settledByCounted, replies, type Reply } from './votes.js'
+import { isoTime } from './iso-time.js'
 
 export { lostReasons }
 export type LostReason = (typeof lostReasons)[number]
@@ -213,6 +214,6 @@ export class Watchers {
 
   private lost(reason: LostReason, atMs: number): WatchResult {
     this.metrics.lostNotifications.inc({ reason })
-    return { held: false, reason, at: new Date(atMs).toISOString() }
+    return { held: false, reason, at: isoTime(atMs) }
   }
 }
