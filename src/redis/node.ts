@@ -48,6 +48,8 @@ export interface NodeOptions {
   driftFactor: number
   /** How long a misbehaving clock must behave before it counts again (MAX_TTL_MS). */
   clockProbationMs: number
+  /** Unanswered commands from which new ones are held back to go out together (src/redis/coalesce.ts). */
+  holdBehind: number
   /** REDIS_WAIT_REPLICAS: writes that answer a client wait for this many replicas (0: no WAIT). */
   waitReplicas?: number
   log?: NodeLog
@@ -155,7 +157,7 @@ export class RedisNode {
     this.commandDuration = metrics.nodeCommandDuration.series({ node: String(index) })
     this.clock = new ClockWatch(options.driftFactor, options.clockProbationMs)
     this.client = createClient(this.topology, { timeoutMs })
-    this.writes = new WriteCoalescer(this.client)
+    this.writes = new WriteCoalescer(this.client, options.holdBehind)
     this.health = new NodeHealth(index, this.address, topologySecrets(this.topology), metrics, options.log)
     quietClient(this.client as Redis, (notice) =>
       options.log?.warn({ node: index, address: this.address }, `Redis node ${index} at ${this.address}: ${notice}`),
