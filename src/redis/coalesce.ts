@@ -11,7 +11,7 @@ import type { RedisClient } from './topology.js'
  * CPU: uncontended N3 ÷ the floor 0.43 / 0.47 behind 4, 0.46 / 0.48 behind 2, 0.48 / 0.53 behind 1
  * (CPU per request: the service 40.7 → 36.8 µs, the three Redis 44.5 → 40.7 µs), 0.41 / 0.41
  * behind 8. The price: one hot key on a quorum, a serial chain of hand-offs where a held write is
- * only delay, does 2–6 % fewer grants per second behind 1 than behind 4.
+ * only delay, does up to 6 % fewer grants per second behind 1 than behind 4.
  */
 export function holdBehindFor(nodes: number): number {
   return nodes === 1 ? 4 : 1
