@@ -15,7 +15,7 @@ import { lockKeys, FENCE_MEMORY_MS, GONE_MEMORY_MS } from '../src/locks/keys.js'
 import { lostChannel } from '../src/locks/watch.js'
 import { WAITER_LEASE_MS, wakePrefix } from '../src/locks/waiting.js'
 import { fenceHint } from '../src/locks/fence-hint.js'
-import { startRedis } from '../test/helpers/redis-server.js'
+import { startRedis } from '../harness/redis-server.js'
 
 const { values } = parseArgs({ options: { n: { type: 'string', default: '200' } } })
 const n = Number(values.n)

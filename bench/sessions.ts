@@ -12,9 +12,9 @@
 import { performance } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { startListening } from '../test/helpers/app.js'
-import { request } from '../test/helpers/http.js'
-import { startRedisCluster, stopAll } from '../test/helpers/redis-server.js'
+import { startListening } from '../harness/app.js'
+import { request } from '../harness/http.js'
+import { startRedisCluster, stopAll } from '../harness/redis-server.js'
 
 const { values } = parseArgs({ options: { nodes: { type: 'string', default: '1' }, rounds: { type: 'string', default: '200' } } })
 const nodes = Number(values.nodes)

@@ -7,8 +7,8 @@
  */
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { History } from '../test/helpers/history.js'
-import { request, RequestTimeout, type HttpResult } from '../test/helpers/http.js'
+import type { History } from '../harness/history.js'
+import { request, RequestTimeout, type HttpResult } from '../harness/http.js'
 import type { HoldKind, HoldSpec } from './kinds/index.js'
 import type { ServiceSettings } from './options.js'
 import { stream, type Rng } from './prng.js'

@@ -6,7 +6,7 @@
  */
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { request } from '../test/helpers/http.js'
+import { request } from '../harness/http.js'
 import type { Cluster } from './cluster.js'
 import type { FaultRecord } from './nemesis.js'
 

@@ -4,11 +4,11 @@
  * (replica, node) pair, so a replica can be cut off from one node while everyone else still reaches it.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
-import { clockShim, type ClockControl } from '../test/helpers/clock-shim.js'
-import { startRedisClusterMode, type RedisClusterProcesses } from '../test/helpers/redis-cluster.js'
-import { startRedisCluster, type RedisProcess, type Teardown } from '../test/helpers/redis-server.js'
-import { startService, type ServiceProcess } from '../test/helpers/service-process.js'
-import { startProxy, type TcpProxy } from '../test/helpers/tcp-proxy.js'
+import { clockShim, type ClockControl } from '../harness/clock-shim.js'
+import { startRedisClusterMode, type RedisClusterProcesses } from '../harness/redis-cluster.js'
+import { startRedisCluster, type RedisProcess, type Teardown } from '../harness/redis-server.js'
+import { startService, type ServiceProcess } from '../harness/service-process.js'
+import { startProxy, type TcpProxy } from '../harness/tcp-proxy.js'
 
 export interface ChaosNode {
   readonly index: number

@@ -6,7 +6,7 @@
  * lost its data, or a clock beyond the drift allowance): the scenario caps how many may be faulty at
  * once. A clock drifting within the allowance is not a fault: Redlock assumes exactly that much.
  */
-import type { RedisProcess } from '../test/helpers/redis-server.js'
+import type { RedisProcess } from '../harness/redis-server.js'
 import type { Cluster } from './cluster.js'
 import type { ServiceSettings } from './options.js'
 import type { Rng } from './prng.js'

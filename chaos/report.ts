@@ -3,7 +3,7 @@
  * unexpected answers, late answers, availability during and outside faults, clock-fault detection,
  * and the checks after the last heal. Prints it, and gives it as JSON.
  */
-import type { History, Violation } from '../test/helpers/history.js'
+import type { History, Violation } from '../harness/history.js'
 import type { ClockWatch, Detection } from './clock-watch.js'
 import type { Outcome, Problem, WorkloadStats } from './clients.js'
 import { faultKinds } from './faults.js'

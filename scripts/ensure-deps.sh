@@ -28,5 +28,5 @@ apt_install() {
 
 apt_install redis-server redis-server
 apt_install promtool prometheus
-# The tests build an LD_PRELOAD clock shim for redis-server (test/helpers/clock-shim.c).
+# The tests build an LD_PRELOAD clock shim for redis-server (harness/clock-shim.c).
 apt_install cc gcc

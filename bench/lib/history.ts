@@ -1,9 +1,9 @@
 /**
  * The safety check of the contended scenarios: the holds a flow was granted, recorded per load run
- * with the test suite's checker (test/helpers/history.ts: no two conflicting holds overlap, fences
+ * with the test suite's checker (harness/history.ts: no two conflicting holds overlap, fences
  * strictly increase), so a benchmark never reports the speed of an unsafe service.
  */
-import { History, type HoldMode } from '../../test/helpers/history.js'
+import { History, type HoldMode } from '../../harness/history.js'
 import type { FlowContext } from './load.js'
 
 /** The kind of hold a flow takes: a lock's (exclusive), or a semaphore's permits of its limit. */

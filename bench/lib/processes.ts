@@ -1,6 +1,6 @@
 /**
  * The processes of a benchmark run. redis-servers come from the test harness
- * (test/helpers/redis-server.ts). What the bench needs beyond it is here:
+ * (harness/redis-server.ts). What the bench needs beyond it is here:
  *
  * - CPU and memory of a process, read from /proc (`ProcessStats`), and of the whole machine;
  * - the HTTP servers under test: the built service (`node dist/server.js`) and the baselines
@@ -13,14 +13,14 @@
  * harness does the same for its redis-servers).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { startRedisClusterMode } from '../../test/helpers/redis-cluster.js'
+import { startRedisClusterMode } from '../../harness/redis-cluster.js'
 import { readFileSync } from 'node:fs'
 import http from 'node:http'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { configEnvNames } from '../../src/config.js'
-import { freePort, startRedis, stopAll as stopAllRedis, type RedisProcess } from '../../test/helpers/redis-server.js'
-import { serviceNodeFlags } from '../../test/helpers/start-command.js'
+import { freePort, startRedis, stopAll as stopAllRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { serviceNodeFlags } from '../../harness/start-command.js'
 
 const OUTPUT_LIMIT = 32_768
 const STOP_TIMEOUT_MS = 10_000
@@ -81,7 +81,7 @@ export async function startRedisNode(): Promise<RedisNode> {
 }
 
 /**
- * A Redis Cluster of `masters` masters and no replicas (the test harness's, test/helpers/redis-cluster.ts):
+ * A Redis Cluster of `masters` masters and no replicas (the test harness's, harness/redis-cluster.ts):
  * one RedisNode per master, for CPU accounting and FLUSHALL; the service gets every URL as a seed.
  */
 export async function startRedisClusterNodes(masters: number): Promise<RedisNode[]> {

@@ -125,6 +125,6 @@ export function historyTarget(name: string, history: HoldHistory): { target: Tar
       ...target(`${name}: history violations (overlap, fence order)`, violations, shown, '≤', 0),
       ...(holds === 0 ? { pass: false } : {}),
     },
-    note: `${name}: the history checker (test/helpers/history.ts) found ${shown}${first ? ` — first: ${first}` : ''}.`,
+    note: `${name}: the history checker (harness/history.ts) found ${shown}${first ? ` — first: ${first}` : ''}.`,
   }
 }

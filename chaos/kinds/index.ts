@@ -4,7 +4,7 @@
  * that the key is grantable again. To add one (a semaphore, a session-bound hold), write a module
  * exporting a HoldKind and list it here.
  */
-import type { HoldMode } from '../../test/helpers/history.js'
+import type { HoldMode } from '../../harness/history.js'
 import type { Rng } from '../prng.js'
 import { exclusive } from './exclusive.js'
 import { rw } from './rw.js'

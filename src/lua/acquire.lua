@@ -45,7 +45,7 @@ local mode, tok, ttl, wid = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[6]
 -- line — nothing to prune, nobody to respect — is made here with what the general path below would
 -- write (the same hash fields, the keys' TTL, the fence); and a request that does not wait, finding
 -- only another token's live write hold there, is refused with what the general path would answer.
--- Anything else falls through to the general path. test/fast-path.test.ts runs the same calls with
+-- Anything else falls through to the general path. test/locks/fast-path.test.ts runs the same calls with
 -- and without the lines between the fast-path markers and compares replies and the keys left.
 --@fast-path
 local function plain_request()

@@ -13,7 +13,7 @@ local mode, tok = ARGV[1], ARGV[2]
 
 -- The fast path: the last hold of a live write hold of this token, on a lock with no readers, no line
 -- and nothing else in its hash, ends with the hash itself (what the general path below leaves: nothing to keep, nobody to
--- hand over to). Anything else falls through (test/fast-path.test.ts compares it with the general path).
+-- hand over to). Anything else falls through (test/locks/fast-path.test.ts compares it with the general path).
 --@fast-path
 if mode == 'write' then
   local h = redis.call('HMGET', KEYS[1], 'w', 'wc', 'we')

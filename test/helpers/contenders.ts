@@ -1,11 +1,11 @@
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Config } from '../../src/config.js'
-import { startListening, type TestApp } from './app.js'
-import { History, type HoldMode } from './history.js'
-import { request } from './http.js'
-import { startRedisCluster, type Teardown } from './redis-server.js'
-import { startReplicas, type ServiceProcess } from './service-process.js'
+import { startListening, type TestApp } from '../../harness/app.js'
+import { History, type HoldMode } from '../../harness/history.js'
+import { request } from '../../harness/http.js'
+import { startRedisCluster, type Teardown } from '../../harness/redis-server.js'
+import { startReplicas, type ServiceProcess } from '../../harness/service-process.js'
 
 export interface ContendOptions {
   /** Service base URLs; client i talks to baseUrls[i % n] (several replicas share one backend). */

@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { contend, type ContendStats } from './contenders.js'
-import { History } from './history.js'
-import { request } from './http.js'
+import { History } from '../../harness/history.js'
+import { request } from '../../harness/http.js'
 
 export interface KillOutcome {
   stats: ContendStats

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks'
 import type { Test } from 'tap'
-import { request, type HttpResult } from './http.js'
+import { request, type HttpResult } from '../../harness/http.js'
 import { until } from './until.js'
 
 /**

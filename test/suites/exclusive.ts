@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { Test } from 'tap'
 import { grantSchema, lockStateSchema, releaseResultSchema, errorSchema } from '../../src/http/schemas.js'
 import type { Config } from '../../src/config.js'
-import { startApp } from '../helpers/app.js'
+import { startApp } from '../../harness/app.js'
 
 /**
  * The behaviour of /locks/:key as DESIGN §1 states it, runnable against any backend: one Redis, or a

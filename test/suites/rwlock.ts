@@ -2,9 +2,9 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { Test } from 'tap'
 import { errorSchema, grantSchema, rwLockStateSchema } from '../../src/http/schemas.js'
 import { lockKeys } from '../../src/locks/keys.js'
-import { startApp } from '../helpers/app.js'
+import { startApp } from '../../harness/app.js'
 import type { Config } from '../../src/config.js'
-import type { RedisProcess } from '../helpers/redis-server.js'
+import type { RedisProcess } from '../../harness/redis-server.js'
 
 /** What the suite reads from Redis directly: a client of the backend (for a cluster, a cluster client). */
 interface DirectClient {

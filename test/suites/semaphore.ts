@@ -3,8 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { Test } from 'tap'
 import { errorSchema, permitGrantSchema, semaphoreListSchema, semaphoreStateSchema } from '../../src/http/schemas.js'
 import { lockKeys } from '../../src/locks/keys.js'
-import { startApp } from '../helpers/app.js'
-import type { RedisProcess } from '../helpers/redis-server.js'
+import { startApp } from '../../harness/app.js'
+import type { RedisProcess } from '../../harness/redis-server.js'
 import { until } from '../helpers/until.js'
 
 /** /semaphores as issue #15 states it, runnable against one Redis or a quorum of N. */

@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Test } from 'tap'
 import { errorSchema, grantSchema, keepaliveSchema, lockStateSchema, sessionSchema, sessionStateSchema } from '../../src/http/schemas.js'
-import { startApp } from '../helpers/app.js'
+import { startApp } from '../../harness/app.js'
 import { contendOnNewApp } from '../helpers/contenders.js'
-import type { RedisProcess } from '../helpers/redis-server.js'
+import type { RedisProcess } from '../../harness/redis-server.js'
 
 /** Sessions (issue #16), runnable against one Redis or a quorum of N. */
 export async function sessionSuite(t: Test, nodes: readonly RedisProcess[]): Promise<void> {

@@ -1,8 +1,0 @@
-import t from 'tap'
-import { startRedis } from './helpers/redis-server.js'
-import { exclusiveSuite } from './suites/exclusive.js'
-
-t.test('exclusive locks on one Redis', async (t) => {
-  const redis = await startRedis({ t })
-  await exclusiveSuite(t, [redis.url])
-})

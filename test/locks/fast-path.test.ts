@@ -1,0 +1,189 @@
+/**
+ * The scripts' fast paths (src/lua/acquire.lua and release.lua, between `--@fast-path` and
+ * `--@end-fast-path`) must do exactly what the general path below them does. Two redis-servers get
+ * the same sequence of script calls, one with the scripts as shipped, one with the fast paths cut
+ * out; every reply and every key left behind must match (time-dependent values within a second: the
+ * two servers run the calls a few ms apart).
+ */
+import t from 'tap'
+import type { Redis } from 'ioredis'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { loadScripts, SCRIPT_KEY_COUNT } from '../../src/redis/scripts.js'
+import { FENCE_MEMORY_MS, GONE_MEMORY_MS, lockKeys, type Namespace } from '../../src/locks/keys.js'
+import { lostChannel } from '../../src/locks/watch.js'
+import { WAITER_LEASE_MS, wakePrefix } from '../../src/locks/waiting.js'
+import { startRedis } from '../../harness/redis-server.js'
+
+const PREFIX = 'fp:'
+const FAST_PATH = /^--@fast-path$[\s\S]*?^--@end-fast-path$/gm
+
+const shipped = loadScripts({
+  FENCE_MEMORY_MS,
+  MAX_READERS: 100,
+  MAX_WAITERS: 100,
+  WAITER_LEASE_MS,
+  WAKE_PREFIX: wakePrefix(PREFIX),
+  GONE_MEMORY_MS,
+  LOST_CHANNEL: lostChannel(PREFIX),
+})
+const general = new Map([...shipped].map(([name, lua]) => [name, lua.replace(FAST_PATH, '')]))
+
+type Reply = number[]
+type Call = (script: string, ns: Namespace, key: string, args: (string | number)[]) => Promise<Reply>
+
+function caller(client: Redis, scripts: ReadonlyMap<string, string>): Call {
+  for (const [name, lua] of scripts) client.defineCommand(name, { numberOfKeys: SCRIPT_KEY_COUNT, lua })
+  const commands = client as unknown as Record<string, (...args: (string | number)[]) => Promise<Reply>>
+  return (script, ns, key, args) => {
+    const command = commands[script]
+    if (!command) throw new Error(`no script ${script}`)
+    return command.call(client, ...lockKeys(PREFIX, ns, key).all, ...args)
+  }
+}
+
+/** Every key: type, TTL (ms, -1 none) and contents, time fields as numbers to compare within a tolerance. */
+async function dump(client: Redis): Promise<Record<string, { type: string; pttl: number; value: unknown }>> {
+  const out: Record<string, { type: string; pttl: number; value: unknown }> = {}
+  for (const key of (await client.keys('*')).sort()) {
+    const type = await client.type(key)
+    const pttl = await client.pttl(key)
+    const value =
+      type === 'hash' ? await client.hgetall(key) : type === 'zset' ? await client.zrange(key, 0, -1, 'WITHSCORES') : await client.get(key)
+    out[key] = { type, pttl, value }
+  }
+  return out
+}
+
+/** Clock readings (ms or µs since 1970) and TTLs may differ by up to a second between the two servers. */
+const slack = (n: number) => (Math.abs(n) >= 1e15 ? 1e6 : 1000)
+
+/** Equal, but for numbers (also inside strings, e.g. a waiter's lease) that differ by less than `slack`. */
+function close(a: unknown, b: unknown): boolean {
+  if (typeof a === 'number' && typeof b === 'number') return Math.abs(a - b) <= slack(a)
+  if (typeof a === 'string' && typeof b === 'string') {
+    const pa = a.split(/(\d{4,})/)
+    const pb = b.split(/(\d{4,})/)
+    return pa.length === pb.length && pa.every((p, i) => (i % 2 === 1 ? close(Number(p), Number(pb[i])) : p === pb[i]))
+  }
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((v, i) => close(v, b[i]))
+  if (a && b && typeof a === 'object' && typeof b === 'object') {
+    const ka = Object.keys(a).sort()
+    const kb = Object.keys(b).sort()
+    return close(ka, kb) && ka.every((k) => close((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]))
+  }
+  return a === b
+}
+
+t.test('the fast paths answer and leave exactly what the general path does', async (t) => {
+  const [fastServer, generalServer] = await Promise.all([startRedis({ t }), startRedis({ t })])
+  const fastClient = fastServer.client()
+  const generalClient = generalServer.client()
+  t.teardown(() => {
+    fastClient.disconnect()
+    generalClient.disconnect()
+  })
+  const fast = caller(fastClient, shipped)
+  const slow = caller(generalClient, general)
+  // A fence hint 10 s ahead of both servers' clocks: both propose the same fences.
+  const hint = (Date.now() + 10_000) * 1000
+  const A = 'tokenA-0123456789abcdef'
+  const B = 'tokenB-0123456789abcdef'
+  let attempt = 0
+  const acquire = (mode: string, token: string, ttl: number, opts: { reentrant?: boolean; waiter?: string; keepTtl?: boolean } = {}) => [
+    mode,
+    token,
+    ttl,
+    opts.reentrant ? 1 : 0,
+    `att${++attempt}`,
+    opts.waiter ?? '',
+    '',
+    hint,
+    opts.keepTtl ? 1 : 0,
+  ]
+  const release = (mode: string, token: string) => [mode, token, hint]
+
+  const both = async (what: string, script: string, ns: Namespace, key: string, args: (string | number)[]) => {
+    const [a, b] = await Promise.all([fast(script, ns, key, args), slow(script, ns, key, args)])
+    t.ok(close(a, b), `${what}: same reply (fast path ${JSON.stringify(a)}, general ${JSON.stringify(b)})`)
+    if (script === 'acquire' && (a[0] ?? 0) > 0) t.equal(a[1], b[1], `${what}: the same fence`)
+    const [da, db] = await Promise.all([dump(fastClient), dump(generalClient)])
+    t.ok(close(da, db), `${what}: same keys left`, { fast: da, general: db })
+    return a
+  }
+
+  // The common case: a new exclusive lock, refused to another token, released.
+  t.equal((await both('new lock', 'acquire', 'lock', 'k1', acquire('write', A, 30_000)))[0], 1)
+  t.equal((await both('held: 409', 'acquire', 'lock', 'k1', acquire('write', B, 30_000)))[0], -1)
+  t.equal((await both('held: 409 to a waiter', 'acquire', 'lock', 'k1', acquire('write', B, 30_000, { waiter: 'r1.1' })))[0], -1)
+  t.equal((await both('re-acquire', 'acquire', 'lock', 'k1', acquire('write', A, 20_000, { keepTtl: true })))[0], 2)
+  t.equal((await both('reentrant', 'acquire', 'lock', 'k1', acquire('write', A, 20_000, { reentrant: true })))[0], 2)
+  t.equal((await both('release one of two', 'release', 'lock', 'k1', release('write', A)))[0], 2)
+  t.equal((await both('not owner', 'release', 'lock', 'k1', release('write', B)))[0], -3)
+  t.equal((await both('release the last', 'release', 'lock', 'k1', release('write', A)))[0], 1)
+  t.equal((await both('released: not found', 'release', 'lock', 'k1', release('write', A)))[0], -2)
+  t.equal((await both('again, on the kept fence counter', 'acquire', 'lock', 'k1', acquire('write', B, 30_000)))[0], 1)
+
+  // What the fast paths do not know goes to the general path: more arguments, more hash fields.
+  t.equal((await both('an argument after the ninth', 'acquire', 'lock', 'k6', [...acquire('write', A, 30_000), '', '', '', 'more']))[0], 1)
+  await Promise.all([fastClient, generalClient].map((c) => c.hset(lockKeys(PREFIX, 'lock', 'k6').holds, 'x', 'another field')))
+  t.equal((await both('a hash with another field', 'release', 'lock', 'k6', release('write', A)))[0], 1)
+
+  // An owner label (ARGV[13]): its hold is made by the general path; a refusal by the fast path names
+  // the owner as the general path does; the labelled hold's release takes the general path.
+  const owned = [...acquire('write', A, 30_000), '', '', '', 'billing-worker-3']
+  t.equal((await both('a hold with an owner', 'acquire', 'lock', 'k7', owned))[0], 1)
+  const named = await both('held by an owner: 409', 'acquire', 'lock', 'k7', acquire('write', B, 30_000))
+  t.same(named.slice(4), ['billing-worker-3'], 'the refusal names the owner')
+  t.equal((await both('release of a labelled hold', 'release', 'lock', 'k7', release('write', A)))[0], 1)
+
+  // A waiting request on a free lock; a line behind it; a release with a line.
+  t.equal((await both('free, waiting request', 'acquire', 'lock', 'k2', acquire('write', A, 30_000, { waiter: 'r1.1' })))[0], 1)
+  t.equal((await both('joins the line', 'acquire', 'lock', 'k2', acquire('write', B, 30_000, { waiter: 'r1.2' })))[0], -1)
+  t.equal((await both('release with a line', 'release', 'lock', 'k2', release('write', A)))[0], 1)
+
+  // Read-write: a reader, then a writer; the writer's own read hold (downgrade).
+  t.equal((await both('reader', 'acquire', 'rw', 'k3', acquire('read', A, 30_000)))[0], 1)
+  t.equal((await both('writer behind a reader', 'acquire', 'rw', 'k3', acquire('write', B, 30_000)))[0], -1)
+  t.equal((await both('upgrade refused', 'acquire', 'rw', 'k3', acquire('write', A, 30_000)))[0], -4)
+  t.equal((await both('reader leaves', 'release', 'rw', 'k3', release('read', A)))[0], 1)
+  t.equal((await both('writer', 'acquire', 'rw', 'k3', acquire('write', B, 30_000)))[0], 1)
+  t.equal((await both("writer's read hold", 'acquire', 'rw', 'k3', acquire('read', B, 30_000)))[0], 1)
+  t.equal((await both('write released, read kept', 'release', 'rw', 'k3', release('write', B)))[0], 1)
+
+  // Lapsed holds: a writer whose TTL ran out is neither refused against nor released.
+  t.equal((await both('short lock', 'acquire', 'lock', 'k4', acquire('write', A, 100)))[0], 1)
+  t.equal((await both('short lock 2', 'acquire', 'lock', 'k5', acquire('write', A, 100)))[0], 1)
+  await sleep(150)
+  t.equal((await both('over a lapsed writer', 'acquire', 'lock', 'k4', acquire('write', B, 30_000)))[0], 1)
+  const lapsed = (await both('release of a lapsed hold', 'release', 'lock', 'k5', release('write', A)))[0]
+  t.ok(lapsed === -2 || lapsed === 1, 'a lapsed hold: not found (or released, had the key outlived it)')
+})
+
+t.test('the common cases take the fast path: Redis commands per script call', async (t) => {
+  const server = await startRedis({ t })
+  const client = server.client()
+  t.teardown(() => client.disconnect())
+  const call = caller(client, shipped)
+  const hint = (Date.now() + 1000) * 1000
+  /** Commands the scripts ran during `run` (INFO commandstats, the script calls themselves left out). */
+  const commands = async (run: () => Promise<unknown>) => {
+    await client.config('RESETSTAT')
+    await run()
+    const stats = await client.info('commandstats')
+    let n = 0
+    for (const [, name, calls] of stats.matchAll(/^cmdstat_([\w|]+):calls=(\d+)/gm)) {
+      if (!['evalsha', 'eval', 'config|resetstat', 'info'].includes(name ?? '')) n += Number(calls)
+    }
+    return n
+  }
+  const acquire = (token: string) => ['write', token, 30_000, 0, 'a1', '', '', hint, 0]
+  t.equal(await commands(() => call('acquire', 'lock', 'n', acquire('tokenA-0123456789abcdef'))), 5, 'a new lock: 5 commands')
+  t.equal(await commands(() => call('acquire', 'lock', 'n', acquire('tokenB-0123456789abcdef'))), 3, 'held by another: 3')
+  t.equal(await commands(() => call('release', 'lock', 'n', ['write', 'tokenA-0123456789abcdef', hint])), 5, 'release: 5')
+  await call('acquire', 'lock', 'n', acquire('tokenA-0123456789abcdef'))
+  await client.hset(lockKeys(PREFIX, 'lock', 'n').holds, 'x', 'another field')
+  const general = await commands(() => call('release', 'lock', 'n', ['write', 'tokenA-0123456789abcdef', hint]))
+  t.ok(general > 5, `a hash with a field the fast path does not know: the general path (${general} commands)`)
+  const more = await commands(() => call('acquire', 'lock', 'm', [...acquire('tokenA-0123456789abcdef'), '', '', '', 'more']))
+  t.ok(more > 5, `an acquire with an argument after the ninth: the general path (${more} commands)`)
+})
