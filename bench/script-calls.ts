@@ -10,7 +10,7 @@
  * another token holds the lock (the contended 409 path).
  */
 import { parseArgs } from 'node:util'
-import { loadScripts, SCRIPT_KEY_COUNT } from '../src/redis/scripts.js'
+import { keyCountOf, loadScripts } from '../src/redis/scripts.js'
 import { lockKeys, FENCE_MEMORY_MS, GONE_MEMORY_MS } from '../src/locks/keys.js'
 import { lostChannel } from '../src/locks/watch.js'
 import { WAITER_LEASE_MS, wakePrefix } from '../src/locks/waiting.js'
@@ -31,7 +31,7 @@ const scripts = loadScripts({
   GONE_MEMORY_MS,
   LOST_CHANNEL: lostChannel('ls:'),
 })
-for (const [name, lua] of scripts) client.defineCommand(name, { numberOfKeys: SCRIPT_KEY_COUNT, lua })
+for (const [name, lua] of scripts) client.defineCommand(name, { numberOfKeys: keyCountOf(name), lua })
 /** One call of a script defined above. */
 function script(name: 'acquire' | 'release', ...args: (string | number)[]): Promise<unknown> {
   const command = (client as unknown as Record<string, ((...a: (string | number)[]) => Promise<unknown>) | undefined>)[name]

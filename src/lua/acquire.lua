@@ -1,6 +1,7 @@
 -- acquire.lua — take a hold (read, write, or a semaphore's permits), re-grant it to its current
 -- holder, or say why not; a waiting request takes (or keeps) its place in line.
 --
+--@keys 7
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua)
 -- ARGV[1] mode: 'read' | 'write' | 'permit'   ARGV[2] token   ARGV[3] ttl ms   ARGV[4] reentrant: '1' | '0'

@@ -1,6 +1,7 @@
 -- force_release.lua — an operator drops a hold without its token: the write hold, or the read hold
 -- that carries a given fence. The waiter(s) that can then proceed are woken.
 --
+--@keys 7
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua), KEYS[7] why watched holds went (include/lost.lua)
 -- ARGV[1] mode: 'read' | 'write'   ARGV[2] fence of the read hold (ignored for 'write')

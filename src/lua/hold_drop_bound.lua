@@ -2,6 +2,7 @@
 -- lock, whatever its count, if it is still bound to that session, and hand the lock to the waiter(s)
 -- that can then proceed (include/queue.lua).
 --
+--@keys 7
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua), KEYS[7] why watched holds went (include/lost.lua)
 -- ARGV[1] mode: 'read' | 'write' | 'permit'   ARGV[2] token   ARGV[3] session reference

@@ -1,6 +1,7 @@
 -- hold_renew_bound.lua — a session's keepalive renews one of its holds, on the hold's own lock: the
 -- hold of this token in this mode, if it is still bound to this session (include/label.lua).
 --
+--@keys 7
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua)
 -- ARGV[1] mode: 'read' | 'write' | 'permit'   ARGV[2] token   ARGV[3] session reference   ARGV[4] ttl ms

@@ -1,6 +1,7 @@
 -- inspect.lua — what GET /locks/:key, GET /rwlocks/:key and GET /semaphores/:key show. Never returns a
 -- token; changes nothing.
 --
+--@keys 7
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua)
 -- ARGV[1] '1': also each live read hold or semaphore hold (admin views: listing, ?readers=true),

@@ -2,6 +2,7 @@
 -- keys). Its own key, under the API key's own hash tag: a session's scripts never touch it, so opening,
 -- keeping alive and closing a session each also run this, on its own.
 --
+--@keys 1
 -- KEYS[1] zset  session reference -> its expiry (Redis ms)
 -- ARGV[1] 'open' | 'keep' | 'close'   ARGV[2] session reference   ARGV[3] ttl ms ('open', 'keep')
 -- ARGV[4] 'open': the most live sessions the API key may have

@@ -1,6 +1,7 @@
 -- release.lua — drop one hold of the owning token; the hold ends when its count reaches 0, and the
 -- lock is handed to the waiter(s) that can then proceed (include/queue.lua).
 --
+--@keys 7
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua), KEYS[7] why watched holds went (include/lost.lua)
 -- ARGV[1] mode: 'read' | 'write'   ARGV[2] token   ARGV[3] fence hint, µs, for a hand-off (include/fence.lua)
@@ -26,7 +27,7 @@ if mode == 'write' then
     and tonumber(h[3] or '0') > now_ms()
   then
     redis.call('DEL', KEYS[1])
-    return { 1, 0 }
+    return { RELEASED, 0 }
   end
 end
 --@end-fast-path
@@ -41,31 +42,31 @@ prune(now)
 
 if mode == 'write' then
   if redis.call('HGET', KEYS[1], 'w') ~= tok then
-    if held() then return { -3 } end
-    return { -2 }
+    if held() then return { NOT_OWNER } end
+    return { NOT_FOUND }
   end
   local count = redis.call('HINCRBY', KEYS[1], 'wc', -1)
-  if count > 0 then return { 2, count } end
+  if count > 0 then return { DECREMENTED, count } end
   mark_lost(mode, tok, 'released', now)
   redis.call('HDEL', KEYS[1], unpack(WRITER_FIELDS))
   refresh_ttl(now)
   wake_front(now, false, ARGV[3])
-  return { 1, 0 }
+  return { RELEASED, 0 }
 end
 
 local r = get_reader(tok)
 if not r then
-  if held() then return { -3 } end
-  return { -2 }
+  if held() then return { NOT_OWNER } end
+  return { NOT_FOUND }
 end
 if r.count > 1 then
   r.count = r.count - 1
   put_reader(tok, r, nil)
-  return { 2, r.count }
+  return { DECREMENTED, r.count }
 end
 mark_lost(mode, tok, 'released', now)
 drop_reader(tok)
 refresh_ttl(now)
 -- A semaphore's hold hands its slots on first.
 wake_front(now, false, ARGV[3], r.slots)
-return { 1, 0 }
+return { RELEASED, 0 }

@@ -1,5 +1,6 @@
 -- renew.lua — extend one hold of the token that owns it.
 --
+--@keys 7
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua)
 -- ARGV[1] mode: 'read' | 'write' | 'permit'   ARGV[2] token   ARGV[3] ttl ms, or '0' for the TTL of the hold's

@@ -1,6 +1,7 @@
 -- rollback.lua — undo what one acquire attempt did, when the attempt did not become a grant
 -- (no quorum, validity used up, client gone). Touches nothing another attempt has changed since.
 --
+--@keys 7
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua)
 -- ARGV[1] mode: 'read' | 'write'   ARGV[2] token   ARGV[3] attempt id

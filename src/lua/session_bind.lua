@@ -2,6 +2,7 @@
 -- hold never exists bound to a session that does not know it: one that does not become a hold is
 -- unbound again, or dropped at the next keepalive).
 --
+--@keys 2
 -- KEYS[1] session hash, KEYS[2] its holds (include/session.lua)
 -- ARGV[1] the API key asking ('' while the service runs open)   ARGV[2] the hold "<mode>|<token>|<lock key>"
 -- ARGV[3] the most holds a session may have (MAX_SESSION_HOLDS)

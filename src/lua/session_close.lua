@@ -1,6 +1,7 @@
 -- session_close.lua — end a session (DELETE /sessions/:id): it is gone at once; the engine then drops
 -- each of its holds on its own lock (hold_drop_bound.lua), handing them to their waiters.
 --
+--@keys 2
 -- KEYS[1] session hash, KEYS[2] its holds (include/session.lua)
 -- ARGV[1] the API key asking ('' while the service runs open)
 --

@@ -1,5 +1,6 @@
 -- session_open.lua — open a session (POST /sessions).
 --
+--@keys 2
 -- KEYS[1] session hash, KEYS[2] its holds (include/session.lua)
 -- ARGV[1] the API key opening it ('' while the service runs open)   ARGV[2] ttl ms   ARGV[3] owner, ''
 --

@@ -1,5 +1,6 @@
 -- session_show.lua — what GET /sessions/:id shows; changes nothing.
 --
+--@keys 2
 -- KEYS[1] session hash, KEYS[2] its holds (include/session.lua)
 -- ARGV[1] the API key asking ('' while the service runs open)
 --

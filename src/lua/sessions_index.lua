@@ -3,6 +3,7 @@
 -- it, so opening, keeping alive and closing a session each also run this, on its own (best effort: a
 -- gauge, never a decision).
 --
+--@keys 1
 -- KEYS[1] zset  session reference -> its expiry (Redis ms)
 -- ARGV[1] 'open' | 'keep' | 'close' | 'census'   ARGV[2] session reference   ARGV[3] ttl ms ('open', 'keep')
 --

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks'
 import type { Redis } from 'ioredis'
-import { keyCountOf, type ScriptName } from './scripts.js'
+import { keyCountOf, type ScriptName, type Script } from './scripts.js'
 import type { Metrics } from '../metrics.js'
 import { ClockWatch, type ClockStatus } from './clock.js'
 import { NodeHealth, quietClient, type NodeLastError } from './health.js'
@@ -403,6 +403,24 @@ export class RedisNode {
   }
 
   /**
+   * Run one script and decode its reply (src/locks/scripts/); rejects with a NodeError saying whether
+   * the node was down, slow or broken.
+   */
+  call<In, Out>(script: Script<In, Out>, keys: readonly string[], input: In): Promise<Out> {
+    const args = script.args(input)
+    const waitReplicas = this.options.waitReplicas ?? 0
+    const confirms = script.confirms
+    if (waitReplicas > 0 && confirms) {
+      const changed = (reply: unknown) => confirms(script.decode(reply))
+      return this.measure(this.runConfirmed(script.name, keys, args, waitReplicas, changed), script.decode)
+    }
+    const loaded = this.scripts.get(script.name)
+    if (!loaded) return Promise.reject(new NodeError('error', `no script ${script.name}`))
+    this.writes.beforeWrite()
+    return this.measure(runScript(this.client, loaded, keys, args), script.decode)
+  }
+
+  /**
    * REDIS_WAIT_REPLICAS: the script and `WAIT n` in one pipeline on the connection to the master
    * that owns the lock's slot (WAIT counts the replicas that have this connection's writes). A change
    * not confirmed by n replicas within most of the node timeout fails like an unreachable node: the
@@ -481,7 +499,9 @@ export class RedisNode {
   }
 
   // Not an async function: that would cost every command a promise and a microtask more.
-  private measure<T>(pending: Promise<T>): Promise<T> {
+  private measure<T>(pending: Promise<T>): Promise<T>
+  private measure<T>(pending: Promise<unknown>, decode: (reply: unknown) => T): Promise<T>
+  private measure<T>(pending: Promise<unknown>, decode?: (reply: unknown) => T): Promise<T> {
     const started = performance.now()
     // A cluster may hold a command back (redirections, a failover in progress) before any
     // connection's own timeout starts: the node timeout bounds it from here.
@@ -491,7 +511,7 @@ export class RedisNode {
         const ms = performance.now() - started
         this.lastLatencyMs = Math.round(ms * 100) / 100
         this.commandDuration.observe(ms / 1000)
-        return value
+        return decode ? decode(value) : (value as T)
       },
       (err: unknown) => {
         const failure = classify(err, this.timeoutMs)

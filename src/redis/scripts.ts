@@ -35,16 +35,24 @@ export const scriptNames = [
   'watch',
 ] as const
 
-/** Every lock script takes the same seven keys of one lock (LockKeys.all), all under one hash tag. */
-export const SCRIPT_KEY_COUNT = 7
-/** A session's scripts (session_*.lua) take its two keys (SessionKeys.all), under the session's own tag. */
-export const SESSION_SCRIPT_KEY_COUNT = 2
 export type ScriptName = (typeof scriptNames)[number]
 
-/** How many of a script's arguments are keys. */
+/**
+ * How many of a script's arguments are keys: its `--@keys N` header line (read at load, the one place
+ * it is declared).
+ */
 export function keyCountOf(name: ScriptName): number {
-  if (name === 'key_sessions' || name === 'sessions_index') return 1
-  return name.startsWith('session_') ? SESSION_SCRIPT_KEY_COUNT : SCRIPT_KEY_COUNT
+  const count = keyCounts.get(name)
+  if (count === undefined) throw new Error(`${name}.lua has not been loaded (loadScripts)`)
+  return count
+}
+
+const keyCounts = new Map<ScriptName, number>()
+
+function declaredKeyCount(name: string, source: string): number {
+  const match = /^--@keys (\d+)$/m.exec(source)
+  if (!match) throw new Error(`src/lua/${name}.lua: no "--@keys N" header line`)
+  return Number(match[1])
 }
 
 const luaDir = new URL('../lua/', import.meta.url)
@@ -82,23 +90,31 @@ export function loadScripts(given: ScriptSettings): ReadonlyMap<ScriptName, stri
     if (value === undefined) throw new Error(`include/settings.lua: no setting ${name}`)
     return String(value)
   })
-  const header = `${filled}\n${readLua('include/clock.lua')}`
+  const header = `${filled}\n${luaConstants(ReplyCode)}\n${readLua('include/clock.lua')}`
   return new Map(
     scriptNames.map((name) => {
-      if (!sources.has(name)) sources.set(name, expandIncludes(readLua(`${name}.lua`)))
+      if (!sources.has(name)) {
+        const source = readLua(`${name}.lua`)
+        keyCounts.set(name, declaredKeyCount(name, source))
+        sources.set(name, expandIncludes(source))
+      }
       return [name, `${header}\n${sources.get(name)}`]
     }),
   )
 }
 
 /**
- * The codes in the first slot of a script's reply. Positive: it did what was asked (the meaning of 1
- * and 2 depends on the script, hence one table each); negative: why not, the same for every script.
+ * The codes in the first slot of a script's reply, declared once: loadScripts writes them into every
+ * script as Lua constants (`local GRANTED = 1`), so no script returns a bare number, and each script's
+ * decoder reads them back by name. Positive: it did what was asked (1 and 2 mean what the script's
+ * header says); negative: why not, the same for every script.
  */
-export const Acquired = { GRANTED: 1, REGRANTED: 2 } as const
-export const Renewed = { RENEWED: 1 } as const
-export const Released = { RELEASED: 1, DECREMENTED: 2 } as const
-export const Refused = {
+export const ReplyCode = {
+  GRANTED: 1,
+  REGRANTED: 2,
+  RENEWED: 1,
+  RELEASED: 1,
+  DECREMENTED: 2,
   HELD: -1,
   NOT_FOUND: -2,
   NOT_OWNER: -3,
@@ -118,3 +134,52 @@ export const Refused = {
   /** key_sessions.lua: the API key has MAX_SESSIONS_PER_KEY live sessions: { -12, live }. */
   TOO_MANY_SESSIONS: -12,
 } as const
+
+export const Acquired = { GRANTED: ReplyCode.GRANTED, REGRANTED: ReplyCode.REGRANTED } as const
+export const Renewed = { RENEWED: ReplyCode.RENEWED } as const
+export const Released = { RELEASED: ReplyCode.RELEASED, DECREMENTED: ReplyCode.DECREMENTED } as const
+export const Refused = {
+  HELD: ReplyCode.HELD,
+  NOT_FOUND: ReplyCode.NOT_FOUND,
+  NOT_OWNER: ReplyCode.NOT_OWNER,
+  UPGRADE: ReplyCode.UPGRADE,
+  TOO_MANY_READERS: ReplyCode.TOO_MANY_READERS,
+  TOO_MANY_WAITERS: ReplyCode.TOO_MANY_WAITERS,
+  LIMIT_MISMATCH: ReplyCode.LIMIT_MISMATCH,
+  PERMITS_MISMATCH: ReplyCode.PERMITS_MISMATCH,
+  SESSION_EXISTS: ReplyCode.SESSION_EXISTS,
+  SESSION_NOT_FOUND: ReplyCode.SESSION_NOT_FOUND,
+  TOO_MANY_HOLDS: ReplyCode.TOO_MANY_HOLDS,
+  TOO_MANY_SESSIONS: ReplyCode.TOO_MANY_SESSIONS,
+} as const
+
+/** `local NAME = value` for each code (one statement: a script pays for each line it defines). */
+export function luaConstants(codes: Readonly<Record<string, number>>): string {
+  const names = Object.keys(codes)
+  return `local ${names.join(', ')} = ${names.map((n) => String(codes[n])).join(', ')}`
+}
+
+/**
+ * The TypeScript side of one script (src/locks/scripts/): its arguments built from named fields, and
+ * its reply decoded into a value. A decoder is the only code that reads a reply by position; it throws
+ * ScriptReplyError on a shape it does not know.
+ */
+export interface Script<In, Out> {
+  readonly name: ScriptName
+  /** ARGV, in the order the script's header lists them (its keys come from LockKeys / SessionKeys). */
+  args(input: In): (string | number)[]
+  decode(reply: unknown): Out
+  /**
+   * REDIS_WAIT_REPLICAS: whether this answer reports a change a client is told of, which replicas must
+   * confirm (WAIT) before it counts. Absent: the script's answers need no confirmation.
+   */
+  confirms?(reply: Out): boolean
+}
+
+/** A reply whose shape its decoder does not know: a script and its decoder disagree (a bug, not a node fault). */
+export class ScriptReplyError extends Error {
+  constructor(script: ScriptName, reply: unknown) {
+    super(`${script}.lua answered a reply its decoder does not know: ${JSON.stringify(reply)?.slice(0, 200)}`)
+    this.name = 'ScriptReplyError'
+  }
+}

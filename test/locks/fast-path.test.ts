@@ -8,7 +8,7 @@
 import t from 'tap'
 import type { Redis } from 'ioredis'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { loadScripts, SCRIPT_KEY_COUNT } from '../../src/redis/scripts.js'
+import { keyCountOf, loadScripts, type ScriptName } from '../../src/redis/scripts.js'
 import { FENCE_MEMORY_MS, GONE_MEMORY_MS, lockKeys, type Namespace } from '../../src/locks/keys.js'
 import { lostChannel } from '../../src/locks/watch.js'
 import { WAITER_LEASE_MS, wakePrefix } from '../../src/locks/waiting.js'
@@ -31,8 +31,8 @@ const general = new Map([...shipped].map(([name, lua]) => [name, lua.replace(FAS
 type Reply = number[]
 type Call = (script: string, ns: Namespace, key: string, args: (string | number)[]) => Promise<Reply>
 
-function caller(client: Redis, scripts: ReadonlyMap<string, string>): Call {
-  for (const [name, lua] of scripts) client.defineCommand(name, { numberOfKeys: SCRIPT_KEY_COUNT, lua })
+function caller(client: Redis, scripts: ReadonlyMap<ScriptName, string>): Call {
+  for (const [name, lua] of scripts) client.defineCommand(name, { numberOfKeys: keyCountOf(name), lua })
   const commands = client as unknown as Record<string, (...args: (string | number)[]) => Promise<Reply>>
   return (script, ns, key, args) => {
     const command = commands[script]

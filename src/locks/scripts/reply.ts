@@ -1,0 +1,26 @@
+import { ScriptReplyError, type ScriptName } from '../../redis/scripts.js'
+
+/**
+ * Reading a script's reply by position, for the decoders in this folder only (every other module reads
+ * decoded values). Redis turns a Lua table into an array and a Lua number into an integer.
+ */
+export function replyArray(script: ScriptName, reply: unknown): readonly unknown[] {
+  if (!Array.isArray(reply) || reply.length === 0) throw new ScriptReplyError(script, reply)
+  return reply
+}
+
+/** The integer at `index` (absent: `fallback`, or a ScriptReplyError when none is given). */
+export function intAt(script: ScriptName, reply: readonly unknown[], index: number, fallback?: number): number {
+  const value = reply[index]
+  if (typeof value === 'number') return value
+  if (value === undefined && fallback !== undefined) return fallback
+  throw new ScriptReplyError(script, reply)
+}
+
+/** The string at `index` (Redis sends a Lua string as one; absent: ''). */
+export function textAt(script: ScriptName, reply: readonly unknown[], index: number): string {
+  const value = reply[index]
+  if (value === undefined) return ''
+  if (typeof value === 'string') return value
+  throw new ScriptReplyError(script, reply)
+}
