@@ -27,7 +27,7 @@ t.test('redocly lint (recommended ruleset): 0 errors, 0 warnings', async (t) => 
 /** The client program: typed by the generated `paths` and `operations` (one per operationId). */
 const clientSource = `
 import createClient from 'openapi-fetch'
-import type { operations, paths } from '../schema.js'
+import type { operations, paths } from './schema.js'
 
 type Grant = operations['acquireLock']['responses'][201]['content']['application/json']
 type Inspected = operations['inspectLock']['responses'][200]['content']['application/json']
