@@ -3,10 +3,10 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import fastifySwagger from '@fastify/swagger'
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod'
 import type { Config } from './config.js'
-import { fail } from './errors.js'
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/errors.js'
 import { installAuth } from './http/auth.js'
 import { requestLogFactory } from './http/request-log.js'
+import { BODY_LIMIT, installBodyGuards, installJsonParser } from './http/body.js'
 import { validatorCompiler } from './http/validation.js'
 import { lockRoutes, rwlockRoutes } from './http/locks.js'
 import { semaphoreRoutes } from './http/semaphores.js'
@@ -41,7 +41,6 @@ export interface App extends FastifyInstance {
   waitRoom: WaitRoom
 }
 
-const BODY_LIMIT = 16 * 1024
 /** Routes that load balancers and Prometheus call every few seconds: logged at debug, not info. */
 const PROBES = new Set(['/healthz', '/readyz', '/metrics'])
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/
@@ -93,6 +92,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   // (and the tests check replies against them) without a validation pass on every reply.
   fastify.setSerializerCompiler(() => (data) => JSON.stringify(data))
   installJsonParser(fastify)
+  installBodyGuards(fastify, config.bodyTimeoutMs)
   installErrorHandling(fastify)
   installAuth(fastify, config)
   if (!config.auth) fastify.log.warn('AUTH_FILE is not set: the service is open to every client that can reach it')
@@ -234,23 +234,6 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.after()
   zeroSeries(metrics, quorum.size, documented)
   return app
-}
-
-/** JSON bodies, where an empty body means "all defaults" and only JSON is accepted (others: 415). */
-function installJsonParser(app: FastifyInstance): void {
-  const parseJson = app.getDefaultJsonParser('error', 'error')
-  app.removeAllContentTypeParsers()
-  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (request, body, done) => {
-    const text = body.toString()
-    if (text.trim() === '') return done(null, undefined)
-    parseJson(request, text, (err, value) => {
-      if (err) return done(err)
-      if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-        return done(fail.invalid('the body must be a JSON object (or empty)'))
-      }
-      done(null, value)
-    })
-  })
 }
 
 /** Secrets out of a URL before it is logged: ?token=, ?session= and a session id in the path. */

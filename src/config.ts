@@ -90,6 +90,7 @@ export const envSchema = z.object({
   MAX_SESSION_HOLDS: integer('MAX_SESSION_HOLDS', 1_000, 1, 100_000),
   MAX_SESSIONS_PER_KEY: integer('MAX_SESSIONS_PER_KEY', 10_000, 1, 10_000_000),
   NODE_TIMEOUT_MS: integer('NODE_TIMEOUT_MS', 500, 10, 60_000),
+  BODY_TIMEOUT_MS: integer('BODY_TIMEOUT_MS', 10_000, 100, 600_000),
   DRIFT_FACTOR: z
     .string()
     .trim()
@@ -256,6 +257,8 @@ export interface Config {
   /** With API keys: the most live sessions one API key may have open at once. */
   readonly maxSessionsPerKey: number
   readonly nodeTimeoutMs: number
+  /** How long a request's body may take to arrive after its headers (then 408). */
+  readonly bodyTimeoutMs: number
   readonly driftFactor: number
   readonly logLevel: string
   /** API keys from AUTH_FILE; null: the service is open (a warning says so at start). */
@@ -327,6 +330,7 @@ function toConfig(e: Env, auth: Config['auth']): Config {
     maxSessionHolds: e.MAX_SESSION_HOLDS,
     maxSessionsPerKey: e.MAX_SESSIONS_PER_KEY,
     nodeTimeoutMs: e.NODE_TIMEOUT_MS,
+    bodyTimeoutMs: e.BODY_TIMEOUT_MS,
     driftFactor: e.DRIFT_FACTOR,
     logLevel: e.LOG_LEVEL,
     auth,

@@ -124,10 +124,15 @@ function clientError(err: ParserError): ServiceError {
 function toServiceError(err: FastifyError | ServiceError): ServiceError {
   if (err instanceof ServiceError) return err
   if (hasZodFastifySchemaValidationErrors(err)) {
-    const issues = err.validation.map((v) => ({
-      path: [err.validationContext, ...v.instancePath.split('/').filter(Boolean)].join('.'),
-      message: v.message ?? 'invalid',
-    }))
+    const issues = err.validation.map((v) => {
+      const path = [err.validationContext, ...v.instancePath.split('/').filter(Boolean)]
+      // A query parameter given twice (?ttl=1s&ttl=2s) reaches the schema as an array.
+      const repeated = err.validationContext === 'querystring' && path.length === 2 && /received array/.test(v.message ?? '')
+      return {
+        path: path.join('.'),
+        message: repeated ? `the query parameter "${path[1]}" is given more than once; give it once` : (v.message ?? 'invalid'),
+      }
+    })
     const first = issues[0]
     const message = first ? `${first.path}: ${first.message}` : 'the request does not match the schema'
     return new ServiceError('invalid_request', message, { issues })

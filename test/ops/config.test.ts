@@ -41,6 +41,7 @@ function expectProblems(t: Asserts, env: Record<string, string | undefined>, nam
 t.test('configEnvNames lists exactly the documented variables', async (t) => {
   t.same([...configEnvNames].sort(), [
     'AUTH_FILE',
+    'BODY_TIMEOUT_MS',
     'DEFAULT_TTL_MS',
     'DRIFT_FACTOR',
     'HOST',
@@ -86,6 +87,7 @@ t.test('defaults', async (t) => {
     maxSessionHolds: 1_000,
     maxSessionsPerKey: 10_000,
     nodeTimeoutMs: 500,
+    bodyTimeoutMs: 10_000,
     driftFactor: 0.01,
     logLevel: 'info',
     auth: null,
@@ -113,6 +115,7 @@ t.test('every variable is parsed', async (t) => {
     MAX_SESSION_HOLDS: '20',
     MAX_SESSIONS_PER_KEY: '30',
     NODE_TIMEOUT_MS: '250',
+    BODY_TIMEOUT_MS: '5000',
     DRIFT_FACTOR: '0.02',
     LOG_LEVEL: 'debug',
   })
@@ -133,6 +136,7 @@ t.test('every variable is parsed', async (t) => {
     maxSessionHolds: 20,
     maxSessionsPerKey: 30,
     nodeTimeoutMs: 250,
+    bodyTimeoutMs: 5000,
     driftFactor: 0.02,
     logLevel: 'debug',
     auth: null,
