@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the service and its tests need when it is missing: node modules (npm ci), Debian's
-# redis-server, and promtool (Debian's prometheus package: the tests check the alert rules and the
+# redis-server, jq (the docs' examples), and promtool (Debian's prometheus package: the tests check the alert rules and the
 # dashboard's queries with it). Safe to run again: it only acts on what is missing or out of date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,3 +30,5 @@ apt_install redis-server redis-server
 apt_install promtool prometheus
 # The tests build an LD_PRELOAD clock shim for redis-server (harness/clock-shim.c).
 apt_install cc gcc
+# The README's and docs' examples read JSON with jq (test/docs/examples.test.ts runs them).
+apt_install jq jq

@@ -10,7 +10,7 @@
 #
 # SIGTERM or SIGINT — to this script or to the npm process running it (package.json runs it with
 # exec, so npm's forwarded signal arrives here), or npm dying — stop the service (it drains), then
-# the redis-server serve started. Every variable this reads is listed in the README (npm run serve).
+# the redis-server serve started. Every variable this reads is listed in docs/getting-started.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -6,7 +6,7 @@
  *   16384 slots, so over all three masters — this is also the "many keys" case;
  * - one hot key, every client waiting in line (the hot-key-wait flow): one slot, one master; the
  *   hand-off includes the wake-up push, which in a cluster travels over the cluster bus to the node
- *   the waiter's replica subscribes on (classic PUBLISH; see README "Redis Cluster and Sentinel").
+ *   the waiter's replica subscribes on (classic PUBLISH; see docs/topologies.md "Redis Cluster and Sentinel").
  *
  * On this 2-core machine all three masters, the service and the load generator share two cores, so
  * spreading keys cannot add CPU: the ratio shows the cluster's overhead (routing, the bus), not its

@@ -379,7 +379,7 @@ t.test('Dockerfile: every file copied from the build context exists and is not d
 
 t.test('npm start, the image and scripts/serve.sh run the service with the same node flags', async (t) => {
   const flags = serviceNodeFlags()
-  t.ok(flags.includes('--max-semi-space-size=32'), 'a young generation of 32 MB semi-spaces (README, Running it: the node flags)')
+  t.ok(flags.includes('--max-semi-space-size=32'), 'a young generation of 32 MB semi-spaces (docs/getting-started.md: the node flags)')
   const serve = read('scripts/serve.sh')
   t.match(serve, new RegExp(`^node ${flags.join(' ')} dist/server\\.js &$`, 'm'), 'scripts/serve.sh')
 })

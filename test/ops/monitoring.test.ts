@@ -2,7 +2,7 @@
  * What ships for Prometheus and Grafana works with what the service exports: the alert rules pass
  * `promtool check rules` and their unit tests (`promtool test rules`), the dashboard is a Grafana
  * dashboard whose every query is valid PromQL, every metric either names is exported by a fresh
- * service, and the README's table lists every metric. Also: the labelled series exist at 0 from start.
+ * service, and docs/operations.md's table lists every metric. Also: the labelled series exist at 0 from start.
  */
 import { execFile } from 'node:child_process'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
@@ -180,7 +180,7 @@ t.test('the Grafana dashboard: well-formed, every query valid PromQL', async (t)
   t.match(stdout, new RegExp(`SUCCESS: ${dashboardExprs.length} rules found`), `${dashboardExprs.length} queries parse`)
 })
 
-t.test('every metric the dashboard and the rules name is exported from start; the README lists every metric', async (t) => {
+t.test('every metric the dashboard and the rules name is exported from start; docs/operations.md lists every metric', async (t) => {
   const nodes = await startRedisCluster(3, { t })
   const { app } = await startApp(
     t,
@@ -208,10 +208,14 @@ t.test('every metric the dashboard and the rules name is exported from start; th
     }
   }
 
-  const readme = await readFile(path.join(root, 'README.md'), 'utf8')
+  const metricsDoc = await readFile(path.join(root, 'docs/operations.md'), 'utf8')
   const own = [...types.keys()].filter((n) => !/^(process_|nodejs_)/.test(n))
   for (const name of own)
-    t.match(readme, new RegExp(`^\\| \`${name}\` \\| ${types.get(name)} \\|`, 'm'), `README's metric table: ${name} (${types.get(name)})`)
+    t.match(
+      metricsDoc,
+      new RegExp(`^\\| \`${name}\` \\| ${types.get(name)} \\|`, 'm'),
+      `docs/operations.md's metric table: ${name} (${types.get(name)})`,
+    )
 })
 
 t.test('/metrics from second one: every series with known labels is there at 0', async (t) => {
