@@ -1,10 +1,10 @@
 import { z } from 'zod'
-import { errorStatus } from '../errors.js'
+import { errorCodes, errorStatus } from '../contract/error-codes.js'
 import { parseDuration } from '../contract/duration.js'
 import { keyPrefixRule, lockKeyRule, ownerRule, sessionIdRule, tokenRule } from '../contract/patterns.js'
 import { wholeNumber } from '../contract/whole-number.js'
 import type { GrantBody, PermitGrantBody, ReleaseBody } from '../contract/wire.js'
-import { nodeFailureReasons } from '../redis/health.js'
+import { clockStates, holdModes, lostReasons, modesOf, nodeFailureReasons, voteStates } from '../contract/words.js'
 
 /**
  * One zod schema per request part and response; the routes validate with them and openapi.yaml is
@@ -201,7 +201,7 @@ export const releaseSchemas = {
 export const grantSchema = z
   .object({
     key: z.string(),
-    mode: z.enum(['exclusive', 'read', 'write']),
+    mode: z.enum([...modesOf.locks, ...modesOf.rwlocks]),
     token: z.string().describe('The owner token: keep it to renew and release'),
     fence: z.number().int().positive().describe('Fencing token: strictly greater than every fence issued before for this key'),
     ttlMs: z.number().int(),
@@ -213,7 +213,7 @@ export const grantSchema = z
 
 export const permitGrantSchema = grantSchema
   .extend({
-    mode: z.enum(['permit']),
+    mode: z.enum(modesOf.semaphores),
     permits: z.number().int().describe('The permits this hold takes'),
     limit: z.number().int().describe("The semaphore's limit (fixed while anyone holds or waits)"),
   })
@@ -233,7 +233,7 @@ const ownersList = z
 
 export const lockStateSchema = z.object({
   key: z.string(),
-  mode: z.enum(['exclusive']),
+  mode: z.enum(modesOf.locks),
   fence: z.number().int(),
   remainingMs: z.number().int(),
   holdCount: z.number().int(),
@@ -325,7 +325,7 @@ export const nodeStatusSchema = z.object({
   up: z.boolean(),
   latencyMs: z.number().nullable().describe('latency of the last successful command, ms'),
   vote: z
-    .enum(['counts', 'down', 'identifying', 'replica', 'quarantined', 'clock_untrusted'])
+    .enum(voteStates)
     .describe(
       'Whether the answers of this node count toward a majority now (counts), or why not: not connected, not yet identified, ' +
         'a replica, in its quarantine after a restart, or its clock misbehaved',
@@ -333,7 +333,7 @@ export const nodeStatusSchema = z.object({
   quarantineMs: z.number().describe('ms until a node that restarted recently counts toward grants again (0: it counts)'),
   clock: z
     .object({
-      state: z.enum(['unknown', 'trusted', 'untrusted']),
+      state: z.enum(clockStates),
       rate: z.number().nullable().describe("the node's clock rate against this replica's (1 = same speed; null until two samples)"),
       trustedInMs: z.number().describe('ms until an untrusted clock counts again if it keeps behaving (0: trusted)'),
     })
@@ -352,7 +352,7 @@ export const nodeStatusSchema = z.object({
 
 export const errorSchema = z
   .object({
-    error: z.enum(Object.keys(errorStatus) as [keyof typeof errorStatus, ...(keyof typeof errorStatus)[]]),
+    error: z.enum(errorCodes),
     message: z.string(),
     key: z.string().optional(),
     retryAfterMs: z.number().int().optional(),
@@ -392,10 +392,7 @@ export function errorResponses(statuses: readonly number[]) {
 
 /** The error codes a status stands for (the OpenAPI description of an error response). */
 export function errorCodesOf(status: number): string {
-  const codes = Object.entries(errorStatus)
-    .filter(([, s]) => s === status)
-    .map(([c]) => c)
-  return codes.join(' | ')
+  return errorCodes.filter((code) => errorStatus[code] === status).join(' | ')
 }
 
 /** POST /sessions */
@@ -423,9 +420,7 @@ export const sessionSchema = z.object({
 
 const sessionHoldSchema = z.object({
   key: z.string(),
-  kind: z
-    .enum(['exclusive', 'read', 'write', 'permit'])
-    .describe('Which hold: /locks (exclusive), /rwlocks read or write, /semaphores (permit)'),
+  kind: z.enum(holdModes).describe('Which hold: /locks (exclusive), /rwlocks read or write, /semaphores (permit)'),
   fence: z.number().int(),
   remainingMs: z.number().int(),
 })
@@ -470,7 +465,7 @@ export const watchResultSchema = z
   .object({
     held: z.boolean().describe('false: the hold (or session) is gone; true: still held when the wait ran out'),
     reason: z
-      .enum(['expired', 'released', 'force_released', 'session_lost'])
+      .enum(lostReasons)
       .optional()
       .describe(
         'held false: why. expired (its lease ran out, or this token never held it), released, force_released (an admin), ' +
