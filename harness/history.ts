@@ -1,3 +1,5 @@
+import type { HoldMode } from '../src/contract/words.js'
+
 /**
  * Safety checker for lock and semaphore histories recorded by contention tests.
  *
@@ -19,7 +21,7 @@
  * key, whatever its mode.
  */
 
-export type HoldMode = 'exclusive' | 'read' | 'write' | 'permit'
+export type { HoldMode }
 
 export interface Hold {
   /** Lock key; holds on different keys never conflict. */

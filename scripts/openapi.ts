@@ -1,7 +1,7 @@
 import YAML from 'yaml'
 import { buildApp } from '../src/app.js'
 import { configFrom } from '../src/config.js'
-import { errorCodesOf } from '../src/http/schemas.js'
+import { errorCodesOf } from '../src/http/schemas/errors.js'
 
 type Json = Record<string, unknown>
 

@@ -1,6 +1,13 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import { FastCounter, FastHistogram } from './metrics-fast.js'
-import { nodeFailureReasons } from './redis/health.js'
+import { holdModes, lostReasons, nodeFailureReasons, quorumFailureReasons } from './contract/words.js'
+
+/** The outcomes the metrics count by (the other label values are the contract's words). */
+export const acquireOutcomes = ['granted', 'held', 'error'] as const
+export const renewOutcomes = ['renewed', 'not_found', 'not_owner', 'error'] as const
+export const releaseOutcomes = ['released', 'decremented', 'not_found', 'not_owner', 'error'] as const
+export const waitOutcomes = ['granted', 'timeout', 'cancelled'] as const
+export const keepaliveOutcomes = ['renewed', 'not_found', 'error'] as const
 
 /**
  * Every metric the service exports, defined in one place, on one registry per app instance.
@@ -18,7 +25,7 @@ export function createMetrics() {
     registry,
     acquireDuration: new FastHistogram({
       name: 'lock_acquire_duration_seconds',
-      help: 'Time to answer an acquire, by mode and outcome (granted, held, error)',
+      help: `Time to answer an acquire, by mode and outcome (${acquireOutcomes.join(', ')})`,
       labelNames: ['mode', 'outcome'] as const,
       buckets: latencyBuckets,
       registers: [registry],
@@ -31,19 +38,19 @@ export function createMetrics() {
     }),
     releases: new FastCounter({
       name: 'lock_releases_total',
-      help: 'Release requests by mode and outcome (released, decremented, not_found, not_owner, error)',
+      help: `Release requests by mode and outcome (${releaseOutcomes.join(', ')})`,
       labelNames: ['mode', 'outcome'] as const,
       registers: [registry],
     }),
     renewals: new FastCounter({
       name: 'lock_renewals_total',
-      help: 'Renew requests by mode and outcome (renewed, not_found, not_owner, error)',
+      help: `Renew requests by mode and outcome (${renewOutcomes.join(', ')})`,
       labelNames: ['mode', 'outcome'] as const,
       registers: [registry],
     }),
     quorumFailures: new Counter({
       name: 'lock_quorum_failures_total',
-      help: 'Operations the backend could not decide, by reason (no_majority, validity_expired)',
+      help: `Operations the backend could not decide, by reason (${quorumFailureReasons.join(', ')})`,
       labelNames: ['reason'] as const,
       registers: [registry],
     }),
@@ -54,7 +61,7 @@ export function createMetrics() {
     }),
     waitDuration: new Histogram({
       name: 'lock_wait_duration_seconds',
-      help: 'Time waiting requests spent in line, by mode and outcome (granted, timeout, cancelled)',
+      help: `Time waiting requests spent in line, by mode and outcome (${waitOutcomes.join(', ')})`,
       labelNames: ['mode', 'outcome'] as const,
       buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60],
       registers: [registry],
@@ -115,7 +122,9 @@ export function createMetrics() {
     }),
     clusterMasterUp: new Gauge({
       name: 'redis_cluster_master_up',
-      help: 'REDIS_MODE=cluster: 1 while the master of a shard answered its latest clock sample, by shard (masters in the order of their first slot)',
+      help:
+        'REDIS_MODE=cluster: 1 while the master of a shard answered its latest clock sample, by shard ' +
+        '(masters in the order of their first slot)',
       labelNames: ['shard'] as const,
       registers: [registry],
     }),
@@ -182,7 +191,7 @@ export function createMetrics() {
     }),
     lostNotifications: new Counter({
       name: 'lock_lost_notifications_total',
-      help: 'Watches answered "gone", by reason (expired, released, force_released, session_lost)',
+      help: `Watches answered "gone", by reason (${lostReasons.join(', ')})`,
       labelNames: ['reason'] as const,
       registers: [registry],
     }),
@@ -214,16 +223,6 @@ export function seriesBy<T>(make: (a: string, b: string, c: string) => T): (a: s
   }
 }
 
-export const lockModes = ['exclusive', 'read', 'write', 'permit'] as const
-export const acquireOutcomes = ['granted', 'held', 'error'] as const
-export const renewOutcomes = ['renewed', 'not_found', 'not_owner', 'error'] as const
-export const releaseOutcomes = ['released', 'decremented', 'not_found', 'not_owner', 'error'] as const
-export const waitOutcomes = ['granted', 'timeout', 'cancelled'] as const
-export const quorumFailureReasons = ['no_majority', 'validity_expired', 'fence_not_stored'] as const
-export const keepaliveOutcomes = ['renewed', 'not_found', 'error'] as const
-/** Why a watched hold went (src/locks/watch.ts lostReasons). */
-export const lostReasons = ['expired', 'released', 'force_released', 'session_lost'] as const
-
 /** A route and the status codes its contract documents (so: the status classes it can answer). */
 export interface DocumentedRoute {
   method: string
@@ -237,7 +236,7 @@ export interface DocumentedRoute {
  * "no data" (and histogram_quantile has buckets) before the first traffic.
  */
 export function zeroSeries(metrics: Metrics, nodeCount: number, routes: readonly DocumentedRoute[]): void {
-  for (const mode of lockModes) {
+  for (const mode of holdModes) {
     metrics.contention.zero({ mode })
     for (const outcome of acquireOutcomes) metrics.acquireDuration.zero({ mode, outcome })
     for (const outcome of renewOutcomes) metrics.renewals.zero({ mode, outcome })

@@ -1,6 +1,8 @@
+import type { HoldMode } from './words.js'
+
 /** What the service answers, as types every client of it (lockctl included) can import. */
 
-export type HoldMode = 'exclusive' | 'read' | 'write' | 'permit'
+export type { HoldMode }
 
 /** A grant: 201 for a new hold, 200 for a re-acquire, and the answer of a renew. */
 export interface GrantBody {

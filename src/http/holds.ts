@@ -3,23 +3,16 @@ import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import type { z } from 'zod'
 import type { Config } from '../config.js'
+import type { HoldResource } from '../contract/words.js'
 import type { LockEngine } from '../locks/engine.js'
 import type { SessionEngine } from '../locks/sessions.js'
 import { sessionOwnerKey } from './sessions.js'
 import type { Observed } from '../locks/observe.js'
 import { ClientGone, type Grant, type LockMode, type Permits } from '../locks/types.js'
-import {
-  acquireSchemas,
-  errorResponses,
-  grantSchema,
-  keyParams,
-  permitGrantSchema,
-  releaseResultSchema,
-  releaseSchemas,
-  renewSchemas,
-  semaphoreAcquireSchemas,
-  tokenHeaders,
-} from './schemas.js'
+import { keyParams, tokenHeaders } from './schemas/common.js'
+import { errorResponses } from './schemas/errors.js'
+import { acquireSchemas, grantSchema, releaseResultSchema, releaseSchemas, renewSchemas } from './schemas/holds.js'
+import { permitGrantSchema, semaphoreAcquireSchemas } from './schemas/semaphores.js'
 import { newToken, oneOf, requireToken } from './tokens.js'
 import { authorizeAdmin, authorizeKey } from './auth.js'
 import { fail, ServiceError } from '../errors.js'
@@ -83,7 +76,7 @@ export function registerHoldRoutes(
   { config, engine, sessions, observed }: HoldRoutesOptions,
   path: string,
   mode: LockMode,
-  tag: string,
+  tag: HoldResource,
 ): void {
   const app = fastify.withTypeProvider<ZodTypeProvider>()
   const semaphore = mode === 'permit'

@@ -1,17 +1,19 @@
 import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import type { z } from 'zod'
+import type { HoldResource } from '../contract/words.js'
 import type { LockEngine } from '../locks/engine.js'
 import type { Namespace } from '../locks/keys.js'
 import type { LockState } from '../locks/types.js'
 import { authorizeAdmin } from './auth.js'
-import { errorResponses, listQuery } from './schemas.js'
+import { errorResponses } from './schemas/errors.js'
+import { listQuery } from './schemas/listing.js'
 
 interface Listing<Item> {
   /** `/locks`, `/rwlocks`, `/semaphores` */
   path: string
   namespace: Namespace
-  tag: string
+  tag: HoldResource
   operationId: string
   summary: string
   /** The page's schema: `{ items: Item[], cursor }`. */

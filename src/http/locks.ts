@@ -1,16 +1,9 @@
 import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { fail } from '../errors.js'
-import {
-  errorResponses,
-  keyParams,
-  lockListSchema,
-  lockStateSchema,
-  noQuery,
-  rwInspectQuery,
-  rwLockListSchema,
-  rwLockStateSchema,
-} from './schemas.js'
+import { keyParams, noQuery } from './schemas/common.js'
+import { errorResponses } from './schemas/errors.js'
+import { lockListSchema, lockStateSchema, rwInspectQuery, rwLockListSchema, rwLockStateSchema } from './schemas/locks.js'
 import { authorizeAdmin, authorizeKey } from './auth.js'
 import type { LockState } from '../locks/types.js'
 import { registerHoldRoutes, type HoldRoutesOptions } from './holds.js'

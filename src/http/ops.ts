@@ -3,7 +3,9 @@ import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import type { Metrics } from '../metrics.js'
 import type { Quorum } from '../redis/quorum.js'
-import { errorResponses, healthSchema, noQuery, readinessSchema, textBody } from './schemas.js'
+import { noQuery } from './schemas/common.js'
+import { errorResponses } from './schemas/errors.js'
+import { healthSchema, readinessSchema, textBody } from './schemas/ops.js'
 import { countedAnswers } from '../locks/votes.js'
 
 export interface OpsRoutesOptions {

@@ -6,7 +6,9 @@ import { authorizeAdmin, authorizeKey } from './auth.js'
 import { registerHoldRoutes, type HoldRoutesOptions } from './holds.js'
 import { registerListing } from './listing.js'
 import { ownerOf, ownersOf } from './locks.js'
-import { errorResponses, keyParams, semaphoreInspectQuery, semaphoreListSchema, semaphoreStateSchema } from './schemas.js'
+import { keyParams } from './schemas/common.js'
+import { errorResponses } from './schemas/errors.js'
+import { semaphoreInspectQuery, semaphoreListSchema, semaphoreStateSchema } from './schemas/semaphores.js'
 
 /** What a semaphore shows (never a token); with its holds in the admin views. */
 function semaphoreView(key: string, state: LockState) {

@@ -2,16 +2,16 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import type { Config } from '../config.js'
 import type { SessionEngine } from '../locks/sessions.js'
+import { noQuery } from './schemas/common.js'
+import { errorResponses } from './schemas/errors.js'
 import {
-  errorResponses,
   keepaliveSchema,
-  noQuery,
   sessionClosedSchema,
   sessionOpenSchemas,
   sessionParams,
   sessionSchema,
   sessionStateSchema,
-} from './schemas.js'
+} from './schemas/sessions.js'
 
 export interface SessionRoutesOptions {
   config: Config

@@ -1,12 +1,16 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import type { Config } from '../config.js'
+import type { HoldResource } from '../contract/words.js'
 import { ServiceError } from '../errors.js'
 import type { LockMode } from '../locks/types.js'
 import type { WatchResult, Watchers } from '../locks/watch.js'
 import { authorizeKey } from './auth.js'
 import { clientGone } from './holds.js'
-import { errorResponses, keyParams, sessionParams, tokenHeaders, watchResultSchema, watchSchemas } from './schemas.js'
+import { keyParams, tokenHeaders } from './schemas/common.js'
+import { errorResponses } from './schemas/errors.js'
+import { sessionParams } from './schemas/sessions.js'
+import { watchResultSchema, watchSchemas } from './schemas/watch.js'
 import { sessionOwnerKey } from './sessions.js'
 import { oneOf, requireToken } from './tokens.js'
 
@@ -59,7 +63,7 @@ export async function watchRoutes(fastify: FastifyInstance, { config, watchers }
   const app = fastify.withTypeProvider<ZodTypeProvider>()
   const schemas = watchSchemas(config)
   const waitOf = (wait: number | undefined) => wait ?? Math.min(DEFAULT_WATCH_MS, config.maxWaitMs)
-  const holds: [string, LockMode, string, string][] = [
+  const holds: [string, LockMode, HoldResource, string][] = [
     ['/locks/:key/watch', 'exclusive', 'locks', 'watchLock'],
     ['/rwlocks/:key/read/watch', 'read', 'rwlocks', 'watchReadHold'],
     ['/rwlocks/:key/write/watch', 'write', 'rwlocks', 'watchWriteHold'],

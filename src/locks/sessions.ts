@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
 import { random128 } from '../random.js'
+import { holdModes, isWordOf } from '../contract/words.js'
 import { fail, ServiceError } from '../errors.js'
 import type { Config } from '../config.js'
 import type { Metrics } from '../metrics.js'
@@ -69,8 +70,8 @@ export function sessionRef(id: string): string {
 function parseBound(entry: string): Bound | undefined {
   const [kind, token, key] = entry.split('|')
   if (kind === undefined || token === undefined || key === undefined) return undefined
-  if (!['exclusive', 'read', 'write', 'permit'].includes(kind)) return undefined
-  return { entry, kind: kind as LockMode, token, key }
+  if (!isWordOf(holdModes, kind)) return undefined
+  return { entry, kind, token, key }
 }
 
 /** The strings after a session script's first `fixed` fields: its holds. */

@@ -1,3 +1,4 @@
+import type { QuorumFailureReason } from '../contract/words.js'
 import { fail, RETRY_AFTER_MS, type Kind, type ServiceError } from '../errors.js'
 import type { Quorum, Tally } from '../redis/quorum.js'
 import { Refused, Renewed } from '../redis/scripts.js'
@@ -75,8 +76,6 @@ export function consensus(values: readonly number[]): number {
   }
   return best
 }
-
-export type FailureReason = 'no_majority' | 'validity_expired' | 'fence_not_stored'
 
 /** Counted answers that did what was asked (granted, renewed, released, …). */
 export function yesVotes(tally: Tally<Reply>): Reply[] {
@@ -225,7 +224,7 @@ export function notHeld(quorum: Quorum, tally: Tally<Reply>, answers: readonly R
   return fail.notFound(key, `${kind} "${key}" is not held by this token (it expired or was released)`)
 }
 
-export function backendUnavailable(quorum: Quorum, tally: Tally<unknown> | undefined, reason: FailureReason): ServiceError {
+export function backendUnavailable(quorum: Quorum, tally: Tally<unknown> | undefined, reason: QuorumFailureReason): ServiceError {
   quorum.metrics.quorumFailures.inc({ reason })
   const answered = tally ? tally.answers.filter((a) => a.ok).length : 0
   const voting = tally ? countedAnswers(tally) : 0

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
 import { fail } from '../errors.js'
 import type { Config } from '../config.js'
-import { lostReasons, type Metrics } from '../metrics.js'
+import { isWordOf, lostReasons, type LostReason } from '../contract/words.js'
+import type { Metrics } from '../metrics.js'
 import type { Subscription } from '../redis/node.js'
 import type { Quorum } from '../redis/quorum.js'
 import { Refused } from '../redis/scripts.js'
@@ -11,9 +12,6 @@ import { sessionRef } from './sessions.js'
 import { storageOf, type ClientGone, type LockMode } from './types.js'
 import { backendUnavailable, consensus, majorityFloor, settledByCounted, replies, type Reply } from './votes.js'
 import { isoTime } from './iso-time.js'
-
-export { lostReasons }
-export type LostReason = (typeof lostReasons)[number]
 
 /** What a watch answers: the hold is gone (why, when), or still held when the wait ran out. */
 export type WatchResult = { held: false; reason: LostReason; at: string } | { held: true; remainingMs: number }
@@ -63,7 +61,7 @@ export class Watchers {
     for (const node of this.quorum.nodes) {
       const onPush = (message: string) => {
         const [id = '', reason = '', at = '0'] = message.split('|')
-        const known = (lostReasons as readonly string[]).includes(reason) ? (reason as LostReason) : 'released'
+        const known = isWordOf(lostReasons, reason) ? reason : 'released'
         for (const listener of this.listeners.get(id) ?? []) listener(known, Number(at))
       }
       // A push missed while disconnected: each watcher still times its hold's expiry and looks again then.

@@ -1,3 +1,5 @@
+import type { ClockState } from '../contract/words.js'
+
 /**
  * Whether a Redis node's clock can be trusted. Every node decides expiry with its own clock (Lua
  * TIME, PEXPIRE): one that runs fast or jumps ahead frees locks early, and with it in a majority a
@@ -18,8 +20,6 @@ export interface ClockSample {
   /** the node's clock, ms (from TIME's seconds and microseconds) */
   nodeMs: number
 }
-
-export type ClockState = 'unknown' | 'trusted' | 'untrusted'
 
 export interface ClockStatus {
   state: ClockState

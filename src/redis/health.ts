@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis'
+import type { NodeFailureReason } from '../contract/words.js'
 import type { Metrics } from '../metrics.js'
 
 /**
@@ -7,8 +8,6 @@ import type { Metrics } from '../metrics.js'
  * `redis_node_errors_total{node,reason}`, and a node going down or coming back is logged once, at
  * warn, with its index and host:port (never a password or a URL).
  */
-export const nodeFailureReasons = ['auth', 'refused', 'timeout', 'not_redis', 'replica', 'tls', 'other'] as const
-export type NodeFailureReason = (typeof nodeFailureReasons)[number]
 
 export interface NodeLastError {
   reason: NodeFailureReason

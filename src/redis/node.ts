@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks'
 import type { Redis } from 'ioredis'
 import { keyCountOf, type ScriptName, type Script } from './scripts.js'
+import type { VoteState } from '../contract/words.js'
 import type { Metrics } from '../metrics.js'
 import { ClockWatch, type ClockStatus } from './clock.js'
 import { NodeHealth, quietClient, type NodeLastError } from './health.js'
@@ -14,7 +15,7 @@ export interface NodeStatus {
   address: string
   up: boolean
   latencyMs: number | null
-  /** Whether this node's answers count toward a majority now, and if not, why (the vote rule). */
+  /** Whether this node's answers count toward a majority now, and if not, why (the vote rule, VoteState). */
   vote: VoteState
   /** ms until a node that restarted empty counts toward grants again (0: it counts) */
   quarantineMs: number
@@ -22,13 +23,6 @@ export interface NodeStatus {
   /** The latest failure talking to this node (kept after it recovers), or null */
   lastError: NodeLastError | null
 }
-
-/**
- * The vote rule, in one place: a node's answer counts toward a majority (grants, hand-offs, renewals,
- * fence commits, inspection) only while the node is `counts`: connected, identified as a master
- * whose restart history is known, outside its delayed-restart quarantine, and with a trusted clock.
- */
-export type VoteState = 'counts' | 'down' | 'identifying' | 'replica' | 'quarantined' | 'clock_untrusted'
 
 /** What the node said about itself on connecting (INFO), for the restart check. */
 export interface Identity {

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { lockListSchema, rwLockListSchema } from '../../src/http/schemas.js'
+import { lockListSchema, rwLockListSchema } from '../../src/http/schemas/locks.js'
 import { startRedis, startRedisCluster } from '../../harness/redis-server.js'
 import { startApp } from '../../harness/app.js'
 

@@ -4,7 +4,7 @@
  */
 import t from 'tap'
 import type { OutgoingHttpHeaders } from 'node:http'
-import { errorSchema } from '../../src/http/schemas.js'
+import { errorSchema } from '../../src/http/schemas/errors.js'
 import { startApp } from '../../harness/app.js'
 import { startRedis } from '../../harness/redis-server.js'
 

@@ -5,7 +5,7 @@
  */
 import net from 'node:net'
 import t from 'tap'
-import { errorSchema } from '../../src/http/schemas.js'
+import { errorSchema } from '../../src/http/schemas/errors.js'
 import { startApp } from '../../harness/app.js'
 import { startRedis } from '../../harness/redis-server.js'
 

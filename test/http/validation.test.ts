@@ -6,7 +6,7 @@
 import Fastify from 'fastify'
 import t from 'tap'
 import { validatorCompiler } from '../../src/http/validation.js'
-import { keyParams, tokenHeaders } from '../../src/http/schemas.js'
+import { keyParams, tokenHeaders } from '../../src/http/schemas/common.js'
 
 async function app() {
   const fastify = Fastify()

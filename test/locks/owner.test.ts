@@ -1,5 +1,7 @@
 import t, { type Test } from 'tap'
-import { errorSchema, lockStateSchema, rwLockStateSchema, semaphoreStateSchema } from '../../src/http/schemas.js'
+import { errorSchema } from '../../src/http/schemas/errors.js'
+import { lockStateSchema, rwLockStateSchema } from '../../src/http/schemas/locks.js'
+import { semaphoreStateSchema } from '../../src/http/schemas/semaphores.js'
 import { startApp } from '../../harness/app.js'
 import { lockctl } from '../helpers/lockctl.js'
 import { startRedis, startRedisCluster, type RedisProcess } from '../../harness/redis-server.js'

@@ -12,8 +12,8 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import t from 'tap'
 import YAML from 'yaml'
-import { nodeFailureReasons } from '../../src/redis/health.js'
-import { acquireOutcomes, lockModes, quorumFailureReasons, releaseOutcomes, renewOutcomes, waitOutcomes } from '../../src/metrics.js'
+import { holdModes, nodeFailureReasons, quorumFailureReasons } from '../../src/contract/words.js'
+import { acquireOutcomes, releaseOutcomes, renewOutcomes, waitOutcomes } from '../../src/metrics.js'
 import { startRedisCluster } from '../../harness/redis-server.js'
 import { startApp } from '../../harness/app.js'
 
@@ -226,7 +226,7 @@ t.test('/metrics from second one: every series with known labels is there at 0',
   )
   const text = (await app.inject({ method: 'GET', url: '/metrics' })).body
   const has = (series: string) => t.match(text, new RegExp(`^${series.replace(/[{}+.]/g, '\\$&')} 0$`, 'm'), series)
-  for (const mode of lockModes) {
+  for (const mode of holdModes) {
     has(`lock_contention_total{mode="${mode}"}`)
     for (const outcome of acquireOutcomes) has(`lock_acquire_duration_seconds_bucket{le="+Inf",mode="${mode}",outcome="${outcome}"}`)
     for (const outcome of renewOutcomes) has(`lock_renewals_total{mode="${mode}",outcome="${outcome}"}`)

@@ -1,6 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Test } from 'tap'
-import { grantSchema, lockStateSchema, releaseResultSchema, errorSchema } from '../../src/http/schemas.js'
+import { errorSchema } from '../../src/http/schemas/errors.js'
+import { grantSchema, releaseResultSchema } from '../../src/http/schemas/holds.js'
+import { lockStateSchema } from '../../src/http/schemas/locks.js'
 import type { Config } from '../../src/config.js'
 import { startApp } from '../../harness/app.js'
 
