@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the service and its tests need when it is missing: node modules (npm ci), Debian's
-# redis-server, and promtool (Debian's prometheus package: the tests check the alert rules and the
-# dashboard's queries with it). Safe to run again: it only acts on what is missing or out of date.
+# redis-server, promtool (Debian's prometheus package: the tests check the alert rules and the
+# dashboard's queries with it) and chromium (the test of GET /docs loads the page in it). Safe to run
+# again: it only acts on what is missing or out of date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,3 +31,5 @@ apt_install redis-server redis-server
 apt_install promtool prometheus
 # The tests build an LD_PRELOAD clock shim for redis-server (harness/clock-shim.c).
 apt_install cc gcc
+# test/http/api-docs.test.ts drives /usr/bin/chromium with playwright-core (which downloads no browser).
+apt_install chromium chromium
