@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the service and its tests need when it is missing: node modules (npm ci), Debian's
-# redis-server, jq (the docs' examples), and promtool (Debian's prometheus package: the tests check the alert rules and the
-# dashboard's queries with it). Safe to run again: it only acts on what is missing or out of date.
+# redis-server, jq (the docs' examples), promtool (Debian's prometheus package: the tests check the
+# alert rules and the dashboard's queries with it) and chromium (the test of GET /docs loads the page
+# in it). Safe to run again: it only acts on what is missing or out of date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,3 +33,5 @@ apt_install promtool prometheus
 apt_install cc gcc
 # The README's and docs' examples read JSON with jq (test/docs/examples.test.ts runs them).
 apt_install jq jq
+# test/http/api-docs.test.ts drives /usr/bin/chromium with playwright-core (which downloads no browser).
+apt_install chromium chromium

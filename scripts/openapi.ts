@@ -17,10 +17,11 @@ export async function generateOpenapi(): Promise<string> {
   try {
     await app.ready()
     const doc = app.swagger() as unknown as { paths: Record<string, Record<string, Json>>; components: Json }
-    for (const operations of Object.values(doc.paths)) {
+    for (const [path, operations] of Object.entries(doc.paths)) {
       for (const operation of Object.values(operations)) {
         optionalBody(operation)
         describeErrors(operation)
+        if (path.endsWith('/watch')) declareEventStream(operation)
         declareHeaders(operation)
       }
     }
@@ -56,6 +57,53 @@ function describeErrors(operation: Json): void {
     if (!isError(response)) continue
     response.description = errorCodesOf(Number(status))
     response.content = { 'application/json': { schema: { $ref: ERROR_REF } } }
+  }
+}
+
+/**
+ * A watch answers JSON, or Server-Sent Events when asked with Accept: text/event-stream (src/http/watch.ts).
+ * OpenAPI 3.1 has no schema for the items of a stream: the stream's schema is that of one event, `event` its
+ * name and `data` its JSON, built from the JSON answer's fields so that the two cannot drift apart.
+ */
+function declareEventStream(operation: Json): void {
+  const ok = (operation.responses as Record<string, Response>)['200']
+  const answer = ok?.content?.['application/json']?.schema as { properties?: Record<string, Json> } | undefined
+  // Copies: an object used twice would become a YAML anchor and alias.
+  const { reason, at, remainingMs } = structuredClone(answer?.properties ?? {})
+  if (!ok?.content || !reason || !at || !remainingMs)
+    throw new Error(`${String(operation.operationId)}: a watch answers JSON { held, reason, at, remainingMs }`)
+  const object = (properties: Json): Json => ({
+    type: 'object',
+    properties,
+    required: Object.keys(properties),
+    additionalProperties: false,
+  })
+  const event = (name: string, description: string, data: Json): Json => ({
+    title: name,
+    description,
+    ...object({
+      event: { const: name, description: 'The event: line' },
+      data: { ...data, description: 'The data: line, one JSON object' },
+    }),
+  })
+  ok.content['text/event-stream'] = {
+    schema: {
+      description:
+        'One event of the stream (with Accept: text/event-stream). Each event is an `event:` line and a `data:` line of JSON; ' +
+        'a comment line (`: still watching`) every 15 s keeps proxies from closing an idle stream. The stream ends after `lost`, ' +
+        'after `error`, or after a last `held` when the wait runs out.',
+      oneOf: [
+        event(
+          'held',
+          'Still held: at once, after each renewal seen, and last when the wait runs out',
+          object({ held: { const: true }, remainingMs }),
+        ),
+        event('lost', 'Gone (why, when): the last event', object({ held: { const: false }, reason, at })),
+        event('error', 'The watch could not go on (backend_unavailable, too_many_watchers, shutting_down …): the last event', {
+          $ref: ERROR_REF,
+        }),
+      ],
+    },
   }
 }
 

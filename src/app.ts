@@ -13,6 +13,7 @@ import { semaphoreRoutes } from './http/semaphores.js'
 import { sessionRoutes } from './http/sessions.js'
 import { SessionEngine } from './locks/sessions.js'
 import { opsRoutes } from './http/ops.js'
+import { apiDocsRoutes } from './http/api-docs.js'
 import { LockEngine } from './locks/engine.js'
 import { WAITER_LEASE_MS, WaitRoom, wakePrefix } from './locks/waiting.js'
 import { FENCE_MEMORY_MS, GONE_MEMORY_MS } from './locks/keys.js'
@@ -221,6 +222,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   // The routes and the statuses their contract documents: their HTTP series start at 0.
   const documented: DocumentedRoute[] = []
   app.addHook('onRoute', ({ method, url, schema }) => {
+    if (schema?.hide) return
     const statuses = Object.keys((schema?.response as Record<string, unknown> | undefined) ?? { 200: null })
     for (const m of [method].flat()) if (m !== 'HEAD') documented.push({ method: m, route: url, statuses })
   })
@@ -231,6 +233,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(sessionRoutes, { config, sessions })
   await app.register(watchRoutes, { config, watchers })
   await app.register(opsRoutes, { quorum, metrics, openapiPath })
+  // The generator's app has its own @fastify/swagger (describing the routes); /docs is hidden from it anyway.
+  if (!options.documentation) await app.register(apiDocsRoutes, { openapiPath })
   await app.after()
   zeroSeries(metrics, quorum.size, documented)
   return app

@@ -110,7 +110,9 @@ t.test('stable operationIds, servers, license, declared headers, no ±2^53 bound
     for (const [method, op] of Object.entries(ops)) {
       for (const [status, response] of Object.entries(op.responses)) {
         t.ok(response.headers?.['X-Request-Id'], `${method} ${operation} ${status}: X-Request-Id`)
-        const isError = JSON.stringify(response.content ?? {}).includes('#/components/schemas/Error')
+        const isError = Object.values(response.content ?? {}).some(
+          (media) => (media.schema as { $ref?: string }).$ref === '#/components/schemas/Error',
+        )
         if (isError && ['409', '429', '503'].includes(status))
           t.ok(response.headers?.['Retry-After'], `${method} ${operation} ${status}: Retry-After`)
         if (isError) t.same(Object.keys(response.content ?? {}), ['application/json'], `${method} ${operation} ${status}: errors are JSON`)
@@ -130,4 +132,62 @@ t.test('GET /openapi.yaml serves the same file', async (t) => {
   t.equal(res.statusCode, 200)
   t.match(res.headers['content-type'], /yaml/)
   t.equal(res.body, committed)
+})
+
+t.test('every watch declares its Server-Sent Events, and a real stream sends what they declare', async (t) => {
+  type Schema = {
+    title?: string
+    const?: unknown
+    $ref?: string
+    enum?: string[]
+    required?: string[]
+    properties?: Record<string, Schema>
+  }
+  type Media = Record<string, { schema: Schema & { oneOf?: Schema[] } }>
+  const doc = YAML.parse(committed) as { paths: Record<string, { get?: { responses: Record<string, { content?: Media }> } }> }
+  const streamOf = (path: string) => doc.paths[path]?.get?.responses['200']?.content ?? {}
+  const watches = Object.keys(doc.paths).filter((path) => path.endsWith('/watch'))
+  t.equal(watches.length, 5, 'five watches')
+  for (const path of watches) {
+    const content = streamOf(path)
+    t.same(Object.keys(content), ['application/json', 'text/event-stream'], `${path}: JSON, or a stream`)
+    const events = content['text/event-stream']?.schema.oneOf ?? []
+    t.same(
+      events.map((e) => [e.properties?.event?.const, e.properties?.data?.required ?? e.properties?.data?.$ref]),
+      [
+        ['held', ['held', 'remainingMs']],
+        ['lost', ['held', 'reason', 'at']],
+        ['error', '#/components/schemas/Error'],
+      ],
+      `${path}: held, lost, error and their data`,
+    )
+    t.same(
+      events[1]?.properties?.data?.properties?.reason?.enum,
+      content['application/json']?.schema.properties?.reason?.enum,
+      `${path}: a lost event's reasons are the JSON answer's`,
+    )
+  }
+
+  const redis = await startRedis({ t })
+  const { app } = await startApp(t, [redis.url])
+  const grant = (await app.inject({ method: 'POST', url: '/locks/sse-contract?ttl=300ms' })).json() as { token: string }
+  const res = await app.inject({
+    url: '/locks/sse-contract/watch?wait=5s',
+    headers: { accept: 'text/event-stream', 'lock-token': grant.token },
+  })
+  t.match(res.headers['content-type'], /^text\/event-stream/)
+  const declared = streamOf('/locks/{key}/watch')['text/event-stream']?.schema.oneOf ?? []
+  const sent = res.body
+    .split('\n\n')
+    .filter((block) => block.startsWith('event: '))
+    .map((block) => ({ event: /^event: (.*)$/m.exec(block)?.[1], data: JSON.parse(/^data: (.*)$/m.exec(block)?.[1] ?? 'null') as object }))
+  t.same(
+    sent.map((e) => e.event),
+    ['held', 'lost'],
+    'held at once, lost when the lease runs out',
+  )
+  for (const { event, data } of sent) {
+    const schema = declared.find((e) => e.properties?.event?.const === event)?.properties?.data
+    t.same(Object.keys(data).sort(), [...(schema?.required ?? ['(undeclared)'])].sort(), `${event}: the declared fields`)
+  }
 })
