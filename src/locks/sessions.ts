@@ -4,26 +4,37 @@ import { random128 } from '../random.js'
 import { fail, ServiceError } from '../errors.js'
 import type { Config } from '../config.js'
 import type { Metrics } from '../metrics.js'
-import type { Quorum, Tally } from '../redis/quorum.js'
-import { Refused } from '../redis/scripts.js'
+import type { Quorum } from '../redis/quorum.js'
+import { ReplyCode } from '../redis/scripts.js'
 import type { LockEngine } from './engine.js'
-import { fenceHint } from './fence-hint.js'
+import { fenceHint as newFenceHint } from './fence-hint.js'
 import { apiKeySessionsKey, lockKeys, sessionKeys, sessionsIndexKey, type LockKeys, type SessionKeys } from './keys.js'
-import { storageOf, type AcquireRequest, type Grant, type LockMode } from './types.js'
+import { storageOf, type AcquireRequest, type Grant, type HoldKind, type LockMode } from './types.js'
 import { validityMs } from './validity.js'
 import { isoTime } from './iso-time.js'
+import { backendUnavailable, consensus, settledByCounted, majorityFloor } from './votes.js'
+import { boundEntry, type BoundHold } from './scripts/bound-entry.js'
+import { holdDropBoundScript } from './scripts/hold_drop_bound.js'
+import { holdRenewBoundScript } from './scripts/hold_renew_bound.js'
+import { holdStateScript } from './scripts/hold_state.js'
+import { keySessionsScript, type KeySessionsInput } from './scripts/key_sessions.js'
+import { sessionBindScript, type SessionBindReply } from './scripts/session_bind.js'
+import { sessionCloseScript } from './scripts/session_close.js'
+import { sessionKeepaliveScript, type BoundSince } from './scripts/session_keepalive.js'
+import { sessionOpenScript } from './scripts/session_open.js'
+import { sessionShowScript } from './scripts/session_show.js'
+import { sessionUnbindScript } from './scripts/session_unbind.js'
+import { sessionsIndexScript } from './scripts/sessions_index.js'
 import {
-  anyReplies,
-  backendUnavailable,
-  consensus,
-  settledByCounted,
-  countWhere,
-  majorityFloor,
-  renewVotes,
-  replies,
-  settledForRenew,
-  type Reply,
-} from './votes.js'
+  boundRenewVotes,
+  countCode,
+  decided,
+  everywhere,
+  settledForBoundRenew,
+  settledForSession,
+  withCode,
+  type Done,
+} from './session-votes.js'
 
 /** One hold of a session, as its routes show it (never its token). */
 export interface SessionHold {
@@ -37,14 +48,6 @@ export interface SessionInfo {
   ttlMs: number
   expiresAt: string
   owner?: string
-}
-
-/** A hold as a session stores it: "<mode>|<token>|<lock key>" (neither tokens nor keys contain '|'). */
-interface Bound {
-  entry: string
-  kind: LockMode
-  token: string
-  key: string
 }
 
 /** How often the sessions gauge and the expiry count are brought up to date. */
@@ -66,22 +69,10 @@ export function sessionRef(id: string): string {
   return createHash('sha256').update(id).digest('base64url').slice(0, 22)
 }
 
-function parseBound(entry: string): Bound | undefined {
-  const [kind, token, key] = entry.split('|')
-  if (kind === undefined || token === undefined || key === undefined) return undefined
-  if (!['exclusive', 'read', 'write', 'permit'].includes(kind)) return undefined
-  return { entry, kind: kind as LockMode, token, key }
-}
-
-/** The strings after a session script's first `fixed` fields: its holds. */
-function boundIn(reply: readonly unknown[], fixed: number): Bound[] {
-  return reply.slice(fixed).flatMap((e) => parseBound(String(e)) ?? [])
-}
-
 /** The holds any of `answers` names (a bind reached at least a majority; any majority shares a node with it). */
-function unionOf(answers: readonly (readonly unknown[])[], fixed: number): Bound[] {
-  const all = new Map<string, Bound>()
-  for (const a of answers) for (const b of boundIn(a, fixed)) all.set(b.entry, b)
+function unionOf(answers: readonly { holds: readonly BoundHold[] }[]): BoundHold[] {
+  const all = new Map<string, BoundHold>()
+  for (const a of answers) for (const b of a.holds) all.set(b.entry, b)
   return [...all.values()]
 }
 
@@ -89,25 +80,23 @@ function unionOf(answers: readonly (readonly unknown[])[], fixed: number): Bound
  * session_keepalive.lua's holds (the union of what the answers name, as unionOf) with when each was
  * bound (0 once held; the earliest any node says), and the Redis time of the answers (the latest).
  */
-function boundSince(answers: readonly (readonly unknown[])[]): { bound: Bound[]; boundAt: Map<string, number>; now: number } {
-  const all = new Map<string, Bound>()
+function boundSince(answers: readonly { now: number; holds: readonly BoundSince[] }[]): {
+  bound: BoundHold[]
+  boundAt: Map<string, number>
+  now: number
+} {
+  const all = new Map<string, BoundHold>()
   const boundAt = new Map<string, number>()
   let now = 0
   for (const a of answers) {
-    now = Math.max(now, Number(a[2] ?? 0))
-    for (let i = 3; i + 1 < a.length; i += 2) {
-      const b = parseBound(String(a[i]))
-      if (!b) continue
-      all.set(b.entry, b)
-      boundAt.set(b.entry, Math.min(boundAt.get(b.entry) ?? Infinity, Number(a[i + 1] ?? 0)))
+    now = Math.max(now, a.now)
+    for (const { hold, boundAt: at } of a.holds) {
+      all.set(hold.entry, hold)
+      boundAt.set(hold.entry, Math.min(boundAt.get(hold.entry) ?? Infinity, at))
     }
   }
   return { bound: [...all.values()], boundAt, now }
 }
-
-/** A session's script decided: a majority did it, or a majority knows no such session. */
-const settledForSession = (t: Tally<Reply>) =>
-  countWhere(t, (c) => c > 0) >= t.majority || countWhere(t, (c) => c === Refused.SESSION_NOT_FOUND) >= t.majority
 
 /**
  * Sessions: one lease for many holds. A session lives in its own keys (its own hash tag); each hold
@@ -135,13 +124,13 @@ export class SessionEngine {
    */
   async census(): Promise<void> {
     const index = [sessionsIndexKey(this.config.keyPrefix)]
-    const answers = await Promise.allSettled(this.quorum.nodes.map((node) => node.run('sessions_index', index, ['census'])))
+    const answers = await Promise.allSettled(this.quorum.nodes.map((node) => node.call(sessionsIndexScript, index, { op: 'census' })))
     let live = -1
     let expired = 0
     for (const a of answers) {
-      if (a.status !== 'fulfilled' || !Array.isArray(a.value)) continue
-      live = Math.max(live, Number(a.value[0] ?? 0))
-      expired = Math.max(expired, Number(a.value[1] ?? 0))
+      if (a.status !== 'fulfilled' || a.value.code !== ReplyCode.COUNTED) continue
+      live = Math.max(live, a.value.live)
+      expired = Math.max(expired, a.value.expired)
     }
     if (live < 0) return
     this.metrics.sessions.set(live)
@@ -161,45 +150,30 @@ export class SessionEngine {
     return sessionKeys(this.config.keyPrefix, sessionRef(id))
   }
 
-  private lockKeysOf(b: Bound): { keys: LockKeys; hold: string } {
+  private lockKeysOf(b: BoundHold): { keys: LockKeys; hold: HoldKind } {
     const { namespace, hold } = storageOf(b.kind)
     return { keys: lockKeys(this.config.keyPrefix, namespace, b.key), hold }
-  }
-
-  private ask(keys: SessionKeys, script: Parameters<Quorum['nodes'][number]['run']>[0], args: (string | number)[]) {
-    return this.quorum.ask((node) => node.run(script, keys.all, args) as Promise<Reply>, settledForSession)
-  }
-
-  /** A session script's answer: the counted replies that did it, or the error when no majority did. */
-  private decided(tally: Tally<Reply>): Reply[] {
-    const done = replies(tally).filter((r) => (r[0] ?? 0) > 0)
-    if (done.length >= tally.majority) return done
-    if (countWhere(tally, (c) => c === Refused.SESSION_NOT_FOUND) >= tally.majority) throw fail.sessionNotFound()
-    throw backendUnavailable(this.quorum, tally, 'no_majority')
   }
 
   /**
    * MAX_SESSIONS_PER_KEY: the API key's live sessions (key_sessions.lua, under the API key's own tag).
    * 'keep' and 'close' are best effort: a set entry outlives its session by a TTL at most.
    */
-  private async perKey(by: string, op: 'open' | 'keep' | 'close', ref: string, ttlMs = 0): Promise<void> {
-    const index = [sessionsIndexKey(this.config.keyPrefix)]
-    this.quorum.everywhere('sessions_index', index, [op, ref, ttlMs])
+  private async perKey(by: string, change: KeySessionsInput): Promise<void> {
+    everywhere(this.quorum, sessionsIndexScript, [sessionsIndexKey(this.config.keyPrefix)], change)
     if (by === '') return
     const key = [apiKeySessionsKey(this.config.keyPrefix, by)]
-    const args = [op, ref, ttlMs, this.config.maxSessionsPerKey]
-    if (op !== 'open') {
-      this.quorum.everywhere('key_sessions', key, args)
+    if (change.op !== 'open') {
+      everywhere(this.quorum, keySessionsScript, key, change)
       return
     }
     const tally = await this.quorum.ask(
-      (node) => node.run('key_sessions', key, args) as Promise<Reply>,
-      (t) => countWhere(t, (c) => c === 1) >= t.majority || countWhere(t, (c) => c === Refused.TOO_MANY_SESSIONS) >= t.majority,
+      (node) => node.call(keySessionsScript, key, change),
+      (t) => countCode(t, ReplyCode.NOTED) >= t.majority || countCode(t, ReplyCode.TOO_MANY_SESSIONS) >= t.majority,
     )
-    if (countWhere(tally, (c) => c === 1) >= tally.majority) return
-    this.quorum.everywhere('key_sessions', key, ['close', ref])
-    if (countWhere(tally, (c) => c === Refused.TOO_MANY_SESSIONS) >= tally.majority)
-      throw fail.tooManySessions(by, this.config.maxSessionsPerKey)
+    if (countCode(tally, ReplyCode.NOTED) >= tally.majority) return
+    everywhere(this.quorum, keySessionsScript, key, { op: 'close', ref: change.ref })
+    if (countCode(tally, ReplyCode.TOO_MANY_SESSIONS) >= tally.majority) throw fail.tooManySessions(by, this.config.maxSessionsPerKey)
     throw backendUnavailable(this.quorum, tally, 'no_majority')
   }
 
@@ -208,11 +182,12 @@ export class SessionEngine {
     const id = newSessionId()
     const keys = this.keys(id)
     const since = Date.now()
-    await this.perKey(by, 'open', sessionRef(id), ttlMs)
-    const tally = await this.ask(keys, 'session_open', [by, ttlMs, owner ?? ''])
-    if (countWhere(tally, (c) => c === 1) < tally.majority) {
-      this.quorum.everywhere('session_close', keys.all, [by])
-      void this.perKey(by, 'close', sessionRef(id))
+    const ref = sessionRef(id)
+    await this.perKey(by, { op: 'open', ref, ttlMs, maxSessions: this.config.maxSessionsPerKey })
+    const tally = await this.quorum.ask((node) => node.call(sessionOpenScript, keys.all, { by, ttlMs, owner }), settledForSession)
+    if (countCode(tally, ReplyCode.OPENED) < tally.majority) {
+      everywhere(this.quorum, sessionCloseScript, keys.all, { by })
+      void this.perKey(by, { op: 'close', ref })
       throw backendUnavailable(this.quorum, tally, 'no_majority')
     }
     this.metrics.sessionsOpened.inc()
@@ -231,11 +206,12 @@ export class SessionEngine {
     const since = Date.now()
     try {
       const keys = this.keys(id)
-      const done = this.decided(await this.ask(keys, 'session_keepalive', [by]))
-      const ttlMs = consensus(done.map((r) => r[1] ?? 0))
+      const tally = await this.quorum.ask((node) => node.call(sessionKeepaliveScript, keys.all, { by }), settledForSession)
+      const done = decided(this.quorum, tally)
+      const ttlMs = consensus(done.map((r) => r.ttlMs))
       const { bound, boundAt, now } = boundSince(done)
       const ref = sessionRef(id)
-      void this.perKey(by, 'keep', ref, ttlMs)
+      void this.perKey(by, { op: 'keep', ref, ttlMs })
       const renewed = await Promise.all(bound.map((b) => this.renewBound(b, ref, ttlMs)))
       const holds: SessionHold[] = []
       const lost: { key: string; kind: LockMode }[] = []
@@ -243,7 +219,7 @@ export class SessionEngine {
       // A hold bound lately may still be waiting in line for its lock: neither lost nor forgotten yet.
       const pendingMs = this.config.maxWaitMs + 2 * this.config.nodeTimeoutMs + 1000
       renewed.forEach((r, i) => {
-        const b = bound[i] as Bound
+        const b = bound[i] as BoundHold
         if (r.held) return holds.push({ key: b.key, kind: b.kind, fence: r.fence, remainingMs: ttlMs })
         if (now - (boundAt.get(b.entry) ?? 0) < pendingMs) return
         lost.push({ key: b.key, kind: b.kind })
@@ -272,16 +248,16 @@ export class SessionEngine {
   }
 
   /** One bound hold renewed on its lock: held (a majority renewed it), and gone (a majority no longer has it bound). */
-  private async renewBound(b: Bound, ref: string, ttlMs: number): Promise<{ held: boolean; gone: boolean; fence: number }> {
+  private async renewBound(b: BoundHold, ref: string, ttlMs: number): Promise<{ held: boolean; gone: boolean; fence: number }> {
     const { keys, hold } = this.lockKeysOf(b)
     try {
       const tally = await this.quorum.ask(
-        (node) => node.run('hold_renew_bound', keys.all, [hold, b.token, ref, ttlMs]) as Promise<Reply>,
-        settledForRenew,
+        (node) => node.call(holdRenewBoundScript, keys.all, { hold, token: b.token, ref, ttlMs }),
+        settledForBoundRenew,
       )
-      const renewed = renewVotes(tally)
-      if (renewed.length >= tally.majority) return { held: true, gone: false, fence: consensus(renewed.map((r) => r[1] ?? 0)) }
-      return { held: false, gone: countWhere(tally, (c) => c === Refused.NOT_FOUND) >= tally.majority, fence: 0 }
+      const renewed = boundRenewVotes(tally)
+      if (renewed.length >= tally.majority) return { held: true, gone: false, fence: consensus(renewed.map((r) => r.fence)) }
+      return { held: false, gone: countCode(tally, ReplyCode.NOT_FOUND) >= tally.majority, fence: 0 }
     } catch {
       return { held: false, gone: false, fence: 0 }
     }
@@ -289,26 +265,23 @@ export class SessionEngine {
 
   /** Forget holds of a session (best effort: a stale entry is found gone again at the next keepalive). */
   private unbind(keys: SessionKeys, entries: readonly string[]): void {
-    this.quorum.everywhere('session_unbind', keys.all, entries)
+    everywhere(this.quorum, sessionUnbindScript, keys.all, { entries })
   }
 
   /** DELETE /sessions/:id: the session ends at once, then each of its holds is dropped (handed to its waiters). */
   async close(by: string, id: string): Promise<{ key: string; kind: LockMode; released: boolean }[]> {
     const keys = this.keys(id)
-    const done = this.decided(await this.ask(keys, 'session_close', [by]))
+    const done = decided(this.quorum, await this.quorum.ask((node) => node.call(sessionCloseScript, keys.all, { by }), settledForSession))
     const ref = sessionRef(id)
-    void this.perKey(by, 'close', ref)
-    const hint = fenceHint()
+    void this.perKey(by, { op: 'close', ref })
+    const fenceHint = newFenceHint()
     const released = await Promise.all(
-      unionOf(done, 1).map(async (b) => {
+      unionOf(done).map(async (b) => {
         const { keys: lock, hold } = this.lockKeysOf(b)
         try {
-          // As a release: removing a hold is safe whoever reports it, so every answer is read.
-          const tally = await this.quorum.ask(
-            (node) => node.run('hold_drop_bound', lock.all, [hold, b.token, ref, hint]) as Promise<Reply>,
-            (t) => t.answers.filter((a) => a.ok).length === t.size,
-          )
-          return { key: b.key, kind: b.kind, released: anyReplies(tally).some((r) => r[0] === 1) }
+          // As a release: removing a hold is safe whoever reports it, so every node's answer is read.
+          const tally = await this.quorum.ask((node) => node.call(holdDropBoundScript, lock.all, { hold, token: b.token, ref, fenceHint }))
+          return { key: b.key, kind: b.kind, released: tally.answers.some((a) => a.ok && a.value.code === ReplyCode.RELEASED) }
         } catch {
           return { key: b.key, kind: b.kind, released: false }
         }
@@ -322,17 +295,17 @@ export class SessionEngine {
   async show(by: string, id: string): Promise<SessionInfo & { remainingMs: number; holds: SessionHold[] }> {
     const keys = this.keys(id)
     const since = Date.now()
-    const tally = await this.ask(keys, 'session_show', [by])
-    const done = this.decided(tally)
+    const tally = await this.quorum.ask((node) => node.call(sessionShowScript, keys.all, { by }), settledForSession)
+    const done = decided(this.quorum, tally)
     const remainingMs = majorityFloor(
-      done.map((r) => r[2] ?? 0),
+      done.map((r) => r.remainingMs),
       tally.majority,
     )
-    const owner = String((done[0] as unknown as unknown[])[3] ?? '')
+    const owner = done[0]?.owner ?? ''
     const ref = sessionRef(id)
-    const states = await Promise.all(unionOf(done, 4).map((b) => this.holdState(b, ref)))
+    const states = await Promise.all(unionOf(done).map((b) => this.holdState(b, ref)))
     return {
-      ttlMs: consensus(done.map((r) => r[1] ?? 0)),
+      ttlMs: consensus(done.map((r) => r.ttlMs)),
       expiresAt: isoTime(since + remainingMs),
       remainingMs,
       ...(owner ? { owner } : {}),
@@ -341,20 +314,17 @@ export class SessionEngine {
   }
 
   /** A bound hold as a majority sees it, or undefined when a majority does not have it. */
-  private async holdState(b: Bound, ref: string): Promise<SessionHold | undefined> {
+  private async holdState(b: BoundHold, ref: string): Promise<SessionHold | undefined> {
     const { keys, hold } = this.lockKeysOf(b)
     try {
-      const tally = await this.quorum.ask(
-        (node) => node.run('hold_state', keys.all, [hold, b.token, ref]) as Promise<Reply>,
-        settledByCounted,
-      )
-      const held = replies(tally).filter((r) => r[0] === 1)
+      const tally = await this.quorum.ask((node) => node.call(holdStateScript, keys.all, { hold, token: b.token, ref }), settledByCounted)
+      const held = withCode(tally, ReplyCode.HOLDING)
       if (held.length < tally.majority) return undefined
       const remainingMs = majorityFloor(
-        held.map((r) => r[2] ?? 0),
+        held.map((r) => r.remainingMs),
         tally.majority,
       )
-      return { key: b.key, kind: b.kind, fence: consensus(held.map((r) => r[1] ?? 0)), remainingMs }
+      return { key: b.key, kind: b.kind, fence: consensus(held.map((r) => r.fence)), remainingMs }
     } catch {
       return undefined
     }
@@ -367,26 +337,29 @@ export class SessionEngine {
    */
   async acquire(by: string, id: string, req: AcquireRequest, askedTtlMs: number | undefined): Promise<Grant | ServiceError> {
     const keys = this.keys(id)
-    const entry = `${req.mode}|${req.token}|${req.key}`
-    const tally = await this.ask(keys, 'session_bind', [by, entry, this.config.maxSessionHolds])
-    const full = replies(tally).filter((r) => r[0] === Refused.TOO_MANY_HOLDS)
+    const entry = boundEntry(req)
+    const tally = await this.quorum.ask(
+      (node) => node.call(sessionBindScript, keys.all, { by, entry, maxHolds: this.config.maxSessionHolds }),
+      settledForSession,
+    )
+    const full = withCode(tally, ReplyCode.TOO_MANY_HOLDS)
     if (full.length >= tally.majority) {
       // Bad input first: a TTL other than the session's is 400 whether or not the session is full.
-      const ttlMs = consensus(full.map((r) => r[2] ?? 0))
+      const ttlMs = consensus(full.map((r) => r.ttlMs))
       if (askedTtlMs !== undefined && askedTtlMs !== ttlMs) throw ttlMismatch(ttlMs)
       throw fail.tooManyHolds(this.config.maxSessionHolds)
     }
-    let done: Reply[]
+    let done: Done<SessionBindReply>[]
     try {
-      done = this.decided(tally)
+      done = decided(this.quorum, tally)
     } catch (err) {
       this.unbind(keys, [entry])
       throw err
     }
-    const fresh = done.some((r) => r[0] === 1)
-    const ttlMs = consensus(done.map((r) => r[1] ?? 0))
+    const fresh = done.some((r) => r.code === ReplyCode.BOUND)
+    const ttlMs = consensus(done.map((r) => r.ttlMs))
     const remaining = majorityFloor(
-      done.map((r) => r[2] ?? 0),
+      done.map((r) => r.remainingMs),
       tally.majority,
     )
     if (askedTtlMs !== undefined && askedTtlMs !== ttlMs) {
@@ -405,7 +378,7 @@ export class SessionEngine {
       if (outcome instanceof ServiceError) return outcome
       granted = true
       // Held now (no longer waiting in line): a keepalive that no longer finds it reports it lost.
-      this.quorum.everywhere('session_bind', keys.all, [by, entry, 0, 'held'])
+      everywhere(this.quorum, sessionBindScript, keys.all, { by, entry, held: true })
       return outcome
     } finally {
       if (fresh && !granted) this.unbind(keys, [entry])
