@@ -1,5 +1,5 @@
 -- session_keepalive.lua — renew a session for its TTL, and say which holds are bound to it (the
--- engine then renews each of them on its own lock: one script per lock, see src/locks/sessions.ts).
+-- engine then renews each of them on its own lock: one script per lock, see src/locks/session-holds.ts).
 --
 --@keys 2
 -- KEYS[1] session hash, KEYS[2] its holds (include/session.lua)
