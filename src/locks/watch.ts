@@ -6,11 +6,13 @@ import { isWordOf, lostReasons, type LostReason } from '../contract/words.js'
 import type { Metrics } from '../metrics.js'
 import type { Subscription } from '../redis/node.js'
 import type { Quorum } from '../redis/quorum.js'
-import { Refused } from '../redis/scripts.js'
+import { ReplyCode } from '../redis/scripts.js'
 import { lockKeys, sessionKeys } from './keys.js'
-import { sessionRef } from './sessions.js'
+import { sessionRef } from './session-id.js'
+import { sessionShowScript } from './scripts/session_show.js'
+import { watchScript } from './scripts/watch.js'
 import { storageOf, type ClientGone, type LockMode } from './types.js'
-import { backendUnavailable, consensus, majorityFloor, settledByCounted, replies, type Reply } from './votes.js'
+import { backendUnavailable, consensus, countedValues, majorityFloor, settledByCounted } from './votes.js'
 import { isoTime } from './iso-time.js'
 
 /** What a watch answers: the hold is gone (why, when), or still held when the wait ran out. */
@@ -18,9 +20,6 @@ export type WatchResult = { held: false; reason: LostReason; at: string } | { he
 
 /** One look at the hold: held (for how long, bound to a session?), or gone (why and when, if known). */
 type Look = { held: true; remainingMs: number; bound: boolean } | { held: false; reason?: LostReason; atMs?: number }
-
-/** watch.lua's reason codes. */
-const REASONS: Record<number, LostReason> = { 1: 'released', 2: 'force_released', 3: 'session_lost' }
 
 /** Where the scripts push that a watched hold or a session went (include/lost.lua). */
 export function lostChannel(prefix: string): string {
@@ -85,21 +84,24 @@ export class Watchers {
     const { namespace, hold } = storageOf(mode)
     const keys = lockKeys(this.config.keyPrefix, namespace, key)
     const look = async (): Promise<Look> => {
-      const tally = await this.quorum.ask((node) => node.run('watch', keys.all, [hold, token]) as Promise<Reply>, settledByCounted)
-      const all = replies(tally)
+      const tally = await this.quorum.ask((node) => node.call(watchScript, keys.all, { hold, token }), settledByCounted)
+      const all = countedValues(tally)
       if (all.length < tally.majority) throw backendUnavailable(this.quorum, tally, 'no_majority')
-      const held = all.filter((r) => r[0] === 1)
+      const held = all.flatMap((r) => (r.code === ReplyCode.HOLDING ? [r] : []))
       if (held.length >= tally.majority) {
         const remainingMs = majorityFloor(
-          held.map((r) => r[2] ?? 0),
+          held.map((r) => r.remainingMs),
           tally.majority,
         )
-        return { held: true, remainingMs, bound: held.some((r) => r[3] === 1) }
+        return { held: true, remainingMs, bound: held.some((r) => r.bound) }
       }
-      const records = all.filter((r) => r[0] === Refused.NOT_FOUND && (r[1] ?? 0) > 0)
+      const records = all.flatMap((r) =>
+        r.code === ReplyCode.NOT_FOUND && r.reason !== undefined ? [{ reason: r.reason, atMs: r.atMs }] : [],
+      )
       if (records.length === 0) return { held: false }
-      const code = consensus(records.map((r) => r[1] ?? 0))
-      return { held: false, reason: REASONS[code], atMs: Math.min(...records.filter((r) => r[1] === code).map((r) => r[2] ?? 0)) }
+      // The reason most nodes give (ties: the later in lostReasons).
+      const reason = lostReasons[consensus(records.map((r) => lostReasons.indexOf(r.reason)))] as LostReason
+      return { held: false, reason, atMs: Math.min(...records.flatMap((r) => (r.reason === reason ? [r.atMs] : []))) }
     }
     return this.watch(sha1(`${keys.holds}|${token}`), look, waitMs, gone, onHeld)
   }
@@ -108,22 +110,13 @@ export class Watchers {
   watchSession(by: string, id: string, waitMs: number, gone?: ClientGone, onHeld?: (remainingMs: number) => void) {
     const keys = sessionKeys(this.config.keyPrefix, sessionRef(id))
     const look = async (): Promise<Look> => {
-      const tally = await this.quorum.ask((node) => node.run('session_show', keys.all, [by]) as Promise<Reply>, settledByCounted)
-      const all = replies(tally)
+      const tally = await this.quorum.ask((node) => node.call(sessionShowScript, keys.all, { by }), settledByCounted)
+      const all = countedValues(tally)
       if (all.length < tally.majority) throw backendUnavailable(this.quorum, tally, 'no_majority')
-      const live = all.filter((r) => r[0] === 1)
-      if (live.length >= tally.majority) {
-        return {
-          held: true,
-          remainingMs: majorityFloor(
-            live.map((r) => r[2] ?? 0),
-            tally.majority,
-          ),
-          bound: false,
-        }
-      }
-      const closed = all.filter((r) => r[0] === Refused.SESSION_NOT_FOUND && (r[1] ?? 0) > 0)
-      return closed.length > 0 ? { held: false, reason: 'released', atMs: Math.min(...closed.map((r) => r[1] ?? 0)) } : { held: false }
+      const live = all.flatMap((r) => (r.code === ReplyCode.LIVE ? [r.remainingMs] : []))
+      if (live.length >= tally.majority) return { held: true, remainingMs: majorityFloor(live, tally.majority), bound: false }
+      const closedAt = all.flatMap((r) => (r.code === ReplyCode.SESSION_NOT_FOUND && r.closedAt > 0 ? [r.closedAt] : []))
+      return closedAt.length > 0 ? { held: false, reason: 'released', atMs: Math.min(...closedAt) } : { held: false }
     }
     return this.watch(sha1(keys.session), look, waitMs, gone, onHeld)
   }

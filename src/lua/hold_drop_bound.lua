@@ -8,8 +8,8 @@
 -- ARGV[1] mode: 'read' | 'write' | 'permit'   ARGV[2] token   ARGV[3] session reference
 -- ARGV[4] fence hint, µs, for a hand-off (include/fence.lua)
 --
--- Returns  { 1 }    DROPPED
---          { -2 }   NOT_FOUND: no such hold bound to this session
+-- Returns  { RELEASED }    the hold is gone
+--          { NOT_FOUND }   no such hold bound to this session
 --@include holds
 --@include fence
 --@include queue
@@ -22,16 +22,16 @@ prune(now)
 
 local slots
 if mode == 'write' then
-  if redis.call('HGET', KEYS[1], 'w') ~= tok or bound_to(mode, tok) ~= ref then return { -2 } end
+  if redis.call('HGET', KEYS[1], 'w') ~= tok or bound_to(mode, tok) ~= ref then return { NOT_FOUND } end
   mark_lost(mode, tok, 'session_lost', now)
   redis.call('HDEL', KEYS[1], unpack(WRITER_FIELDS))
 else
   local r = get_reader(tok)
-  if not r or bound_to(mode, tok) ~= ref then return { -2 } end
+  if not r or bound_to(mode, tok) ~= ref then return { NOT_FOUND } end
   slots = r.slots
   mark_lost(mode, tok, 'session_lost', now)
   drop_reader(tok)
 end
 refresh_ttl(now)
 wake_front(now, false, ARGV[4], slots)
-return { 1 }
+return { RELEASED }

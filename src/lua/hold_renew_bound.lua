@@ -6,8 +6,9 @@
 -- KEYS[4..6] the line (include/queue.lua)
 -- ARGV[1] mode: 'read' | 'write' | 'permit'   ARGV[2] token   ARGV[3] session reference   ARGV[4] ttl ms
 --
--- Returns  as renew.lua: { 1, fence, holdCount, ttlMs } (a semaphore's hold: followed by its permits,
---          the semaphore's limit and its slots), or { -2 } NOT_FOUND: no such hold bound to this session
+-- Returns  { RENEWED, fence, holdCount, ttlMs }   as renew.lua (a semaphore's hold: followed by its
+--                                                permits, the semaphore's limit and its slots)
+--          { NOT_FOUND }                        no such hold bound to this session
 --@include holds
 --@include label
 
@@ -17,16 +18,16 @@ prune(now)
 
 if mode == 'write' then
   local h = redis.call('HMGET', KEYS[1], 'w', 'wf', 'wc')
-  if h[1] ~= tok or bound_to(mode, tok) ~= ref then return { -2 } end
+  if h[1] ~= tok or bound_to(mode, tok) ~= ref then return { NOT_FOUND } end
   redis.call('HSET', KEYS[1], 'wt', ttl, 'we', now + ttl)
   refresh_ttl(now)
-  return { 1, tonumber(h[2]), tonumber(h[3]), ttl }
+  return { RENEWED, tonumber(h[2]), tonumber(h[3]), ttl }
 end
 
 local r = get_reader(tok)
-if not r or bound_to(mode, tok) ~= ref then return { -2 } end
+if not r or bound_to(mode, tok) ~= ref then return { NOT_FOUND } end
 r.ttl = ttl
 put_reader(tok, r, now + ttl)
 refresh_ttl(now)
-if r.permits then return with_slots({ 1, r.fence, r.count, ttl, r.permits, tonumber(redis.call('HGET', KEYS[1], 'n')) }, r) end
-return { 1, r.fence, r.count, ttl }
+if r.permits then return with_slots({ RENEWED, r.fence, r.count, ttl, r.permits, tonumber(redis.call('HGET', KEYS[1], 'n')) }, r) end
+return { RENEWED, r.fence, r.count, ttl }

@@ -7,8 +7,8 @@
 -- ARGV[1] mode: 'read' | 'write' | 'permit'   ARGV[2] token   ARGV[3] session reference the hold must be
 -- bound to, or '' for any
 --
--- Returns  { 1, fence, remainingMs }   HELD
---          { -2 }                      NOT_FOUND
+-- Returns  { HOLDING, fence, remainingMs }
+--          { NOT_FOUND }
 --@include holds
 --@include label
 
@@ -17,12 +17,12 @@ local now = now_ms()
 local fence, expires
 if mode == 'write' then
   local h = redis.call('HMGET', KEYS[1], 'w', 'wf', 'we')
-  if h[1] ~= tok then return { -2 } end
+  if h[1] ~= tok then return { NOT_FOUND } end
   fence, expires = tonumber(h[2]), tonumber(h[3])
 else
   local r = get_reader(tok)
-  if not r then return { -2 } end
+  if not r then return { NOT_FOUND } end
   fence, expires = r.fence, tonumber(redis.call('ZSCORE', KEYS[2], tok) or '0')
 end
-if expires <= now or (ref ~= '' and bound_to(mode, tok) ~= ref) then return { -2 } end
-return { 1, fence, expires - now }
+if expires <= now or (ref ~= '' and bound_to(mode, tok) ~= ref) then return { NOT_FOUND } end
+return { HOLDING, fence, expires - now }

@@ -8,22 +8,22 @@
 -- ARGV[3] the most holds a session may have (MAX_SESSION_HOLDS)
 -- ARGV[4] 'held': the acquire made the hold; mark it as held (bound at 0), if it is still bound
 --
--- Returns  { 1, ttl, remainingMs }   BOUND: a new entry
---          { 2, ttl, remainingMs }   ALREADY: it was bound already (a re-acquire)
---          { -10 }                   SESSION_NOT_FOUND
---          { -11, holds, ttl }       TOO_MANY_HOLDS: the session has MAX_SESSION_HOLDS holds
+-- Returns  { BOUND, ttl, remainingMs }           a new entry
+--          { ALREADY_BOUND, ttl, remainingMs }   it was bound already (a re-acquire; always, with 'held')
+--          { SESSION_NOT_FOUND }
+--          { TOO_MANY_HOLDS, holds, ttl }        the session has MAX_SESSION_HOLDS holds
 --@include session
 
 local now = session_now()
 local ttl, exp = live_session(now, ARGV[1])
-if not ttl then return { -10 } end
+if not ttl then return { SESSION_NOT_FOUND } end
 if ARGV[4] == 'held' then
   if redis.call('HEXISTS', KEYS[2], ARGV[2]) == 1 then redis.call('HSET', KEYS[2], ARGV[2], 0) end
-  return { 2, ttl, exp - now }
+  return { ALREADY_BOUND, ttl, exp - now }
 end
-if redis.call('HEXISTS', KEYS[2], ARGV[2]) == 1 then return { 2, ttl, exp - now } end
+if redis.call('HEXISTS', KEYS[2], ARGV[2]) == 1 then return { ALREADY_BOUND, ttl, exp - now } end
 local holds = redis.call('HLEN', KEYS[2])
-if holds >= tonumber(ARGV[3]) then return { -11, holds, ttl } end
+if holds >= tonumber(ARGV[3]) then return { TOO_MANY_HOLDS, holds, ttl } end
 redis.call('HSET', KEYS[2], ARGV[2], now)
 keep_session(exp, now)
-return { 1, ttl, exp - now }
+return { BOUND, ttl, exp - now }

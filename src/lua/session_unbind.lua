@@ -5,7 +5,7 @@
 -- KEYS[1] session hash, KEYS[2] its holds (include/session.lua)
 -- ARGV[1..] the holds "<mode>|<token>|<lock key>"
 --
--- Returns  how many of them were bound
+-- Returns  how many of them were bound (an integer, no code)
 
 local removed = 0
 for i = 1, #ARGV do removed = removed + redis.call('HDEL', KEYS[2], ARGV[i]) end

@@ -7,16 +7,16 @@
 -- KEYS[1] zset  session reference -> its expiry (Redis ms)
 -- ARGV[1] 'open' | 'keep' | 'close' | 'census'   ARGV[2] session reference   ARGV[3] ttl ms ('open', 'keep')
 --
--- Returns  { 1 }                 open, keep, close: done
---          { live, expired }     census: the sessions live now, and those that lapsed since the last
---                                census (removed here, so each lapse is counted once per node)
+-- Returns  { NOTED }                   open, keep, close: done
+--          { COUNTED, live, expired }  census: the sessions live now, and those that lapsed since the
+--                                      last census (removed here, so each lapse is counted once per node)
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local op = ARGV[1]
 if op == 'census' then
   local expired = redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-  return { redis.call('ZCARD', KEYS[1]), expired }
+  return { COUNTED, redis.call('ZCARD', KEYS[1]), expired }
 end
 if op == 'close' then
   redis.call('ZREM', KEYS[1], ARGV[2])
@@ -25,4 +25,4 @@ elseif op == 'keep' then
 else
   redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[2])
 end
-return { 1 }
+return { NOTED }

@@ -6,10 +6,11 @@
 -- KEYS[4..6] the line (include/queue.lua), KEYS[7] why watched holds went (include/lost.lua)
 -- ARGV[1] mode: 'read' | 'write' | 'permit'   ARGV[2] token
 --
--- Returns  { 1, fence, remainingMs, bound }   HELD (bound: 1 when bound to a session)
---          { -2, reason, at }                 GONE: reason 1 released, 2 force_released,
---                                             3 session_lost (at: Redis ms), or 0 and 0 when no record
---                                             is left (it expired, or this token never held it)
+-- Returns  { HOLDING, fence, remainingMs, bound }   (bound: 1 when bound to a session, else 0)
+--          { NOT_FOUND, reason, at }             gone: the reason include/lost.lua kept (released,
+--                                                force_released, session_lost; at: Redis ms), or '' and 0
+--                                                when no record is left (it expired, or this token never
+--                                                held it)
 --@include holds
 --@include label
 --@include lost
@@ -26,10 +27,9 @@ else
 end
 if fence and expires > now then
   redis.call('HSET', KEYS[1], watch_flag(mode, tok), '1')
-  return { 1, fence, expires - now, bound_to(mode, tok) ~= '' and 1 or 0 }
+  return { HOLDING, fence, expires - now, bound_to(mode, tok) ~= '' and 1 or 0 }
 end
 local gone = redis.call('HGET', KEYS[7], tok)
-if not gone then return { -2, 0, 0 } end
+if not gone then return { NOT_FOUND, '', 0 } end
 local reason, at = string.match(gone, '^([%a_]+)|(%d+)$')
-local codes = { released = 1, force_released = 2, session_lost = 3 }
-return { -2, codes[reason] or 0, tonumber(at) or 0 }
+return { NOT_FOUND, reason or '', tonumber(at) or 0 }

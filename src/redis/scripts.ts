@@ -133,6 +133,22 @@ export const ReplyCode = {
   TOO_MANY_HOLDS: -11,
   /** key_sessions.lua: the API key has MAX_SESSIONS_PER_KEY live sessions: { -12, live }. */
   TOO_MANY_SESSIONS: -12,
+  // Sessions and watches (src/locks/scripts/session_*.ts, hold_*.ts, watch.ts): what they did.
+  /** session_open.lua: the session is open: { 1, ttl }. */
+  OPENED: 1,
+  /** session_bind.lua: a new entry (BOUND) or one that was there already, a re-acquire (ALREADY_BOUND). */
+  BOUND: 1,
+  ALREADY_BOUND: 2,
+  /** session_close.lua: the session is gone: { 1, its holds… }. */
+  CLOSED: 1,
+  /** session_show.lua: the session is live: { 1, ttl, remainingMs, owner, its holds… }. */
+  LIVE: 1,
+  /** hold_state.lua, watch.lua: the token still has its hold: { 1, fence, remainingMs, … }. */
+  HOLDING: 1,
+  /** key_sessions.lua, sessions_index.lua: the session's entry was added, kept or removed. */
+  NOTED: 1,
+  /** sessions_index.lua 'census': { 2, live, expired }. */
+  COUNTED: 2,
 } as const
 
 export const Acquired = { GRANTED: ReplyCode.GRANTED, REGRANTED: ReplyCode.REGRANTED } as const

@@ -1,7 +1,7 @@
 -- include/session.lua — one session (POST /sessions): a lease that holds on any number of locks
 -- share. Its keys share the session's own hash tag ({<reference>}, a hash of its id: the id itself is
 -- never stored), so a session script never touches a lock's keys, nor a lock script a session's; the
--- engine renews or drops the session's holds with one script per lock (src/locks/sessions.ts).
+-- engine renews or drops the session's holds with one script per lock (src/locks/session-holds.ts).
 --
 -- KEYS[1]  hash  ttl (ms), exp (expiry, Redis ms), owner (label, '' for none), by (the API key that
 --                opened it, '' while the service runs open)

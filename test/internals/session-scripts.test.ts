@@ -1,0 +1,81 @@
+import { readFileSync } from 'node:fs'
+import t from 'tap'
+import { ReplyCode, ScriptReplyError, type Script } from '../../src/redis/scripts.js'
+import { holdDropBoundScript } from '../../src/locks/scripts/hold_drop_bound.js'
+import { holdRenewBoundScript } from '../../src/locks/scripts/hold_renew_bound.js'
+import { holdStateScript } from '../../src/locks/scripts/hold_state.js'
+import { keySessionsScript } from '../../src/locks/scripts/key_sessions.js'
+import { sessionBindScript } from '../../src/locks/scripts/session_bind.js'
+import { sessionCloseScript } from '../../src/locks/scripts/session_close.js'
+import { sessionKeepaliveScript } from '../../src/locks/scripts/session_keepalive.js'
+import { sessionOpenScript } from '../../src/locks/scripts/session_open.js'
+import { sessionShowScript } from '../../src/locks/scripts/session_show.js'
+import { sessionUnbindScript } from '../../src/locks/scripts/session_unbind.js'
+import { sessionsIndexScript } from '../../src/locks/scripts/sessions_index.js'
+import { watchScript } from '../../src/locks/scripts/watch.js'
+
+// The session and watch scripts' boundary: codes by name in the Lua, and decoders that know every
+// shape their script sends (what they decode to is exercised through the app in test/locks and test/quorum).
+const scripts: Script<never, unknown>[] = [
+  sessionOpenScript,
+  sessionKeepaliveScript,
+  sessionBindScript,
+  sessionUnbindScript,
+  sessionCloseScript,
+  sessionShowScript,
+  keySessionsScript,
+  sessionsIndexScript,
+  holdRenewBoundScript,
+  holdDropBoundScript,
+  holdStateScript,
+  watchScript,
+]
+
+const lua = (name: string) => readFileSync(new URL(`../../src/lua/${name}.lua`, import.meta.url), 'utf8')
+
+t.test('each script returns its codes by name, names only codes ReplyCode declares, and says so in its header', async (t) => {
+  for (const script of scripts) {
+    const source = lua(script.name)
+    const code = source.replace(/--.*$/gm, '')
+    t.notMatch(code, /\{\s*-?\d/, `${script.name}.lua: no reply table starts with a bare number`)
+    const returned = [...code.matchAll(/(?:return|reply =) (?:with_slots\()?\{\s*([A-Z_]+)/g)].map((m) => m[1] as string)
+    const header = [...source.matchAll(/^--(?: Returns)?\s+\{ ([A-Z_]+)/gm)].map((m) => m[1] as string)
+    for (const name of new Set([...returned, ...header])) t.ok(name in ReplyCode, `${script.name}.lua: ${name} is a ReplyCode`)
+    t.same([...new Set(header)].sort(), [...new Set(returned)].sort(), `${script.name}.lua: its header names the codes it returns`)
+  }
+})
+
+t.test('a reply its decoder does not know is a ScriptReplyError (a failed answer), never a value', async (t) => {
+  for (const script of scripts) {
+    for (const reply of [[99], [], 'OK', null, [ReplyCode.NOT_OWNER]]) {
+      t.throws(() => script.decode(reply), ScriptReplyError, `${script.name}: ${JSON.stringify(reply)}`)
+    }
+  }
+})
+
+t.test('decoded shapes', async (t) => {
+  t.same(sessionKeepaliveScript.decode([1, 5000, 42, 'exclusive|tok|a', 0, 'bogus', 7, 'read|t2|b', 40]), {
+    code: ReplyCode.RENEWED,
+    ttlMs: 5000,
+    now: 42,
+    holds: [
+      { hold: { entry: 'exclusive|tok|a', kind: 'exclusive', token: 'tok', key: 'a' }, boundAt: 0 },
+      { hold: { entry: 'read|t2|b', kind: 'read', token: 't2', key: 'b' }, boundAt: 40 },
+    ],
+  })
+  t.same(sessionsIndexScript.decode([ReplyCode.COUNTED, 3, 1]), { code: ReplyCode.COUNTED, live: 3, expired: 1 })
+  t.same(holdRenewBoundScript.decode([1, 7, 1, 900, 2, 3, 0, 2]), {
+    code: ReplyCode.RENEWED,
+    fence: 7,
+    holdCount: 1,
+    ttlMs: 900,
+    slots: '0,2',
+  })
+  t.same(holdRenewBoundScript.decode([1, 7, 1, 900]), { code: ReplyCode.RENEWED, fence: 7, holdCount: 1, ttlMs: 900, slots: '' })
+  t.same(watchScript.decode([-2, 'force_released', 123]), { code: ReplyCode.NOT_FOUND, reason: 'force_released', atMs: 123 })
+  t.same(watchScript.decode([-2, '', 0]), { code: ReplyCode.NOT_FOUND, reason: undefined, atMs: 0 }, 'no record')
+  t.same(watchScript.decode([-2, 'expired', 5]), { code: ReplyCode.NOT_FOUND, reason: undefined, atMs: 5 }, 'never a kept reason')
+  t.same(sessionUnbindScript.decode(2), { removed: 2 })
+  t.same(keySessionsScript.args({ op: 'open', ref: 'r', ttlMs: 10, maxSessions: 2 }), ['open', 'r', 10, 2])
+  t.same(sessionBindScript.args({ by: '', entry: 'e', held: true }), ['', 'e', 0, 'held'])
+})
