@@ -99,11 +99,12 @@ export class ClockWatch {
     const advanced = later.nodeMs - earlier.nodeMs
     const atLeast = Math.max(0, later.sentAt - earlier.receivedAt)
     const atMost = later.receivedAt - earlier.sentAt
+    const went = `its clock advanced ${advanced.toFixed(1)} ms while`
     if (advanced > atMost * (1 + this.driftFactor) + SLACK_MS) {
-      return `its clock advanced ${advanced.toFixed(1)} ms while at most ${atMost.toFixed(1)} ms passed here (allowed: ×${1 + this.driftFactor})`
+      return `${went} at most ${atMost.toFixed(1)} ms passed here (allowed: ×${1 + this.driftFactor})`
     }
     if (advanced < atLeast * (1 - this.driftFactor) - SLACK_MS) {
-      return `its clock advanced ${advanced.toFixed(1)} ms while at least ${atLeast.toFixed(1)} ms passed here (allowed: ×${1 - this.driftFactor})`
+      return `${went} at least ${atLeast.toFixed(1)} ms passed here (allowed: ×${1 - this.driftFactor})`
     }
     return undefined
   }

@@ -3,18 +3,31 @@ import type { RedisClient } from './topology.js'
 
 /**
  * Commands awaiting replies from which a connection holds new ones back: 4 on a lone node, 1 on
- * each node of a quorum. Measured (bench, 2 cores, same-run A/B, req/s ÷ the redis floor at 16 / 64
- * clients): on one node, behind 1 left the service's core idle a tenth of the time (uncontended 0.74
- * / 0.78, against 0.74 / 0.77 behind 4), and behind 8 gained nothing that held up (uncontended 0.85
- * / 0.93 against 0.85 / 0.92 behind 4, contended 0.82 / 0.89 against 0.88 / 0.91). On three nodes
- * every request is three writes, three Redis processes share the cores, and batching saves them all
- * CPU: uncontended N3 ÷ the floor 0.43 / 0.47 behind 4, 0.46 / 0.48 behind 2, 0.48 / 0.53 behind 1
- * (CPU per request: the service 40.7 → 36.8 µs, the three Redis 44.5 → 40.7 µs), 0.41 / 0.41
- * behind 8. The price: one hot key on a quorum, a serial chain of hand-offs where a held write is
- * only delay, does up to 6 % fewer grants per second behind 1 than behind 4.
+ * each node of a quorum. A lone node's Redis has a core to itself, and writing at once lets it work
+ * while this process goes on; holding back later than 4 gained nothing that held up. A quorum
+ * writes every call to each of its nodes, whose Redis processes share the cores: there batching
+ * sooner saves more CPU (here and in every Redis) than it leaves idle. The price is paid by one hot
+ * key on a quorum, a serial chain of hand-offs where a held write is only delay: a few per cent
+ * fewer grants per second. The same-run A/B figures behind each choice: docs/ARCHITECTURE.md.
  */
 export function holdBehindFor(nodes: number): number {
   return nodes === 1 ? 4 : 1
+}
+
+/**
+ * Who batches a node's writes: `ours` (WriteCoalescer, the service's way), `auto` (ioredis'
+ * `enableAutoPipelining`, through its public EVALSHA / EVAL commands) or `none`. Not a setting: the
+ * bench sets LOCK_SERVICE_BENCH_COALESCING to compare them (`npm run bench -- --coalesce auto`).
+ */
+export const coalescings = ['ours', 'auto', 'none'] as const
+export type Coalescing = (typeof coalescings)[number]
+
+export function coalescingFrom(env: NodeJS.ProcessEnv): Coalescing {
+  const given = env.LOCK_SERVICE_BENCH_COALESCING
+  if (given === undefined || given === '') return 'ours'
+  const known = coalescings.find((c) => c === given)
+  if (!known) throw new Error(`LOCK_SERVICE_BENCH_COALESCING must be one of ${coalescings.join(', ')} (got "${given}")`)
+  return known
 }
 
 /**
@@ -46,7 +59,8 @@ export class WriteCoalescer {
   /** Call just before writing a command on the connection. */
   beforeWrite(): void {
     if (this.held) return
-    // ioredis' connection (`stream`) and its queue of commands awaiting replies (`commandQueue`).
+    // ioredis' connection (`stream`) and its queue of commands awaiting replies (`commandQueue`): private
+    // members, pinned with ioredis' version and guarded by test/internals/private-apis.test.ts.
     const { stream, commandQueue } = this.client as unknown as { stream?: Writable; commandQueue?: { length: number } }
     if (!stream || !commandQueue || commandQueue.length < this.holdBehind || !stream.writable) return
     stream.cork()

@@ -1,10 +1,11 @@
 import type { Redis } from 'ioredis'
 import type { NodeFailureReason } from '../contract/words.js'
 import type { Metrics } from '../metrics.js'
+import { classifyRedisError, type ClassifiedError } from './errors.js'
 
 /**
- * Why a Redis node cannot be used, in the words an operator needs: each failure is classified, the
- * last one is kept (shown per node in /readyz and 503 bodies), counted in
+ * Why a Redis node cannot be used, in the words an operator needs: each failure is classified
+ * (src/redis/errors.ts), the last one is kept (shown per node in /readyz and 503 bodies), counted in
  * `redis_node_errors_total{node,reason}`, and a node going down or coming back is logged once, at
  * warn, with its index and host:port (never a password or a URL).
  */
@@ -17,42 +18,13 @@ export interface NodeLastError {
   at: string
 }
 
-/** The part of a pino logger the nodes use. */
-export interface NodeLogger {
+/** The part of a pino logger the nodes write to. */
+export interface NodeLog {
   warn(fields: object, message: string): void
+  info(fields: object, message: string): void
 }
 
-interface Classified {
-  reason: NodeFailureReason
-  message: string
-}
-
-const TLS_CODE = /^(ERR_SSL_|ERR_TLS_|EPROTO$|CERT_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|UNABLE_TO_)/
-/** Errors that only say "the connection is not there": the reason is whatever made it go. */
-const NOT_CONNECTED = /Stream isn't writeable|Connection is closed|connection close|enableOfflineQueue/i
-
-/** Classify what ioredis reported (a connection error, a failed command, or a reply error). */
-export function classifyRedisError(err: unknown): Classified {
-  const e = (typeof err === 'object' && err !== null ? err : {}) as { code?: unknown; message?: unknown; name?: unknown }
-  const message = typeof e.message === 'string' ? e.message : String(err)
-  const code = typeof e.code === 'string' ? e.code : ''
-  if (/\b(NOAUTH|WRONGPASS|NOPERM)\b|invalid password|AUTH failed|invalid username-password/i.test(message)) {
-    const hint = /NOAUTH/.test(message)
-      ? 'the server needs a password and none was given: add it to REDIS_URLS (redis://:password@host:port)'
-      : /NOPERM|may not run/.test(message)
-        ? 'the Redis user may not run a command the service needs'
-        : 'check the password (and user) in REDIS_URLS'
-    return { reason: 'auth', message: `authentication failed: ${message.replace(/^Ready check failed: /, '')} (${hint})` }
-  }
-  if (code === 'ECONNREFUSED') return { reason: 'refused', message: `connection refused: nothing listens there (${message})` }
-  if (TLS_CODE.test(code) || /\b(SSL|TLS)\b|certificate/i.test(message)) return { reason: 'tls', message: `TLS failed: ${message}` }
-  if (code === 'ETIMEDOUT' || /timed out|timeout/i.test(message)) return { reason: 'timeout', message: `no answer in time (${message})` }
-  if (e.name === 'ParserError' || /Protocol error|unexpected reply/i.test(message)) {
-    return { reason: 'not_redis', message: `the server there does not speak the Redis protocol (${message})` }
-  }
-  if (/^READONLY\b/.test(message)) return { reason: 'replica', message: `the node is a read-only replica (${message})` }
-  return { reason: 'other', message }
-}
+type Failure = Pick<ClassifiedError, 'reason' | 'message'>
 
 /**
  * The health of one node, fed by its client's events. States: `starting` (not connected yet, no
@@ -74,7 +46,7 @@ export class NodeHealth {
     /** Strings never to show (the URL's password), replaced by *** in messages. */
     private readonly secrets: readonly string[],
     private readonly metrics: Metrics,
-    private readonly log: NodeLogger | undefined,
+    private readonly log: NodeLog | undefined,
   ) {}
 
   get lastError(): NodeLastError | null {
@@ -83,9 +55,9 @@ export class NodeHealth {
 
   /** An 'error' event of the connection. */
   connectionFailed(err: unknown): void {
-    const message = err instanceof Error ? err.message : String(err)
-    if (NOT_CONNECTED.test(message)) return // a consequence of an earlier failure, already counted
-    this.failed(classifyRedisError(err))
+    const classified = classifyRedisError(err)
+    if (classified.notConnected) return // a consequence of an earlier failure, already counted
+    this.failed(classified)
   }
 
   /** The connection closed: down, with the reason the next failure gives (or 'other' if none comes). */
@@ -128,19 +100,17 @@ export class NodeHealth {
    * A command failed: counted by reason, kept as the last error. A command refused because the node
    * is not connected takes the reason the node went down for. Returns the reason.
    */
-  commandFailed(err: unknown): NodeFailureReason {
-    const message = err instanceof Error ? err.message : String(err)
-    if (NOT_CONNECTED.test(message)) {
+  commandFailed(failure: ClassifiedError): NodeFailureReason {
+    if (failure.notConnected) {
       const reason = this.downReason ?? this.last?.reason ?? 'other'
       this.metrics.nodeErrors.inc({ node: String(this.index), reason })
       return reason
     }
-    const failure = classifyRedisError(err)
     this.record(failure)
     return failure.reason
   }
 
-  private failed(failure: Classified): void {
+  private failed(failure: Failure): void {
     this.cancelPendingClose()
     if (this.stopped) return
     this.record(failure)
@@ -156,7 +126,7 @@ export class NodeHealth {
     )
   }
 
-  private record(failure: Classified): void {
+  private record(failure: Failure): void {
     this.metrics.nodeErrors.inc({ node: String(this.index), reason: failure.reason })
     this.last = { reason: failure.reason, message: this.clean(failure.message), at: new Date().toISOString() }
   }
@@ -181,12 +151,6 @@ export class NodeHealth {
     this.stopped = true
     this.cancelPendingClose()
   }
-}
-
-/** The password of a Redis URL (as written and decoded): what messages must never show. */
-export function secretsOf(url: string): string[] {
-  const { password } = new URL(url)
-  return [password, decodeURIComponent(password)].filter((s) => s.length >= 3)
 }
 
 type Callback = (err: Error | null, value?: unknown) => void

@@ -4,7 +4,7 @@ import type { Metrics } from '../metrics.js'
 import { RestartGuard } from './restarts.js'
 import type { Topology } from './topology.js'
 import { checkClusterSeeds } from './cluster.js'
-import { holdBehindFor } from './coalesce.js'
+import { coalescingFrom, holdBehindFor } from './coalesce.js'
 
 /** What one node said: a reply, or why it gave none (still pending when the vote settled = timeout). */
 export type Answer<T> = { node: RedisNode; ok: true; value: T } | { node: RedisNode; ok: false; reason: NodeFailure; message: string }
@@ -96,8 +96,9 @@ export class Quorum {
     await Promise.all(this.nodes.map((n) => n.waitUntilReady(withinMs)))
     const wrongMode = this.nodes.filter((n) => n.topology.mode === 'standalone' && n.clusterEnabled)
     if (wrongMode.length > 0) {
+      const named = wrongMode.map((n) => `node ${n.index} (${n.address})`).join(', ')
       throw new Error(
-        `${wrongMode.map((n) => `node ${n.index} (${n.address})`).join(', ')} ${wrongMode.length === 1 ? 'is' : 'are'} part of a Redis Cluster ` +
+        `${named} ${wrongMode.length === 1 ? 'is' : 'are'} part of a Redis Cluster ` +
           '(cluster_enabled:1): set REDIS_MODE=cluster and give its nodes as REDIS_URLS',
       )
     }
@@ -172,6 +173,7 @@ export function createQuorum(targets: readonly (string | Topology)[], options: Q
     driftFactor: options.driftFactor,
     clockProbationMs: options.maxTtlMs,
     holdBehind: holdBehindFor(targets.length),
+    coalescing: coalescingFrom(process.env),
     ...(options.waitReplicas ? { waitReplicas: options.waitReplicas } : {}),
     ...(options.log ? { log: options.log } : {}),
   }

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks'
-import type { Identity, RedisNode, RestartVerdict } from './node.js'
+import type { RedisNode } from './node.js'
+import type { Identity, RestartVerdict } from './vote-rule.js'
 
 /**
  * Redlock's delayed restart, without trusting any replica's memory. A node that restarts empty has

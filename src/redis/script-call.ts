@@ -17,9 +17,10 @@ export function loadedScript(lua: string, keyCount: number): LoadedScript {
 
 /**
  * An EVALSHA whose arguments arrive already flat and as strings. ioredis' own script commands
- * (defineCommand) copy and flatten every call's arguments (Array#flat: about 1.5 µs for a lock
- * script's 18) and wrap the promise twice more; a lock operation makes one such call per node, so
- * this is a measurable share of a request. As ioredis does, the first call of a script on each
+ * (defineCommand) copy and flatten every call's arguments (Array#flat) and wrap the promise twice
+ * more; a lock operation makes one such call per node, so that is a measurable share of a request
+ * (the figures: docs/ARCHITECTURE.md). It overrides `toWritable`, a member ioredis does not document:
+ * pinned with ioredis' version and guarded by test/internals/private-apis.test.ts. As ioredis does, the first call of a script on each
  * connection is sent as EVAL with the script itself: a server that lacks it (started empty) caches
  * it then, and the commands sent after it on that connection run after it, in order.
  */
@@ -47,7 +48,10 @@ class ScriptCommand extends Command {
   }
 }
 
-/** RESP length headers (`$12\r\n`) of the shorter arguments, made once: a number turned into text costs more than the rest of its argument's share. */
+/**
+ * RESP length headers (`$12\r\n`) of the shorter arguments, made once: a number turned into text
+ * costs more than the rest of its argument's share.
+ */
 const LENGTH_HEADERS = Array.from({ length: 256 }, (_, n) => `$${n}\r\n`)
 
 function lengthHeader(n: number): string {
@@ -56,7 +60,7 @@ function lengthHeader(n: number): string {
 
 /**
  * A command in RESP, the way ioredis writes one but with one byte count for the whole command instead
- * of one per argument (about 30 ns each, a lock script has 18): a string's length in UTF-16 code units
+ * of one per argument (a lock script has 18): a string's length in UTF-16 code units
  * is its length in bytes when every character is ASCII, which one count of the whole tells.
  */
 export function resp(name: string, args: readonly string[]): string {
@@ -70,6 +74,17 @@ export function resp(name: string, args: readonly string[]): string {
 }
 
 /**
+ * How a script's command goes out, returning the promise of its reply: alone by default; with
+ * REDIS_WAIT_REPLICAS followed by a WAIT on the same connection (src/redis/confirmed-writes.ts).
+ */
+export type ScriptSender = (client: RedisClient, call: Command) => Promise<unknown>
+
+const alone: ScriptSender = (client, call) => {
+  void client.sendCommand(call)
+  return call.promise
+}
+
+/**
  * Run `script`. A connection whose server lost it since (SCRIPT FLUSH) answers NOSCRIPT without
  * running anything: the call is sent once more, in full.
  */
@@ -78,6 +93,7 @@ export function runScript(
   script: LoadedScript,
   keys: readonly string[],
   args: readonly (string | number)[],
+  send: ScriptSender = alone,
 ): Promise<unknown> {
   const argv = new Array<string>(2 + keys.length + args.length)
   argv[0] = script.sha
@@ -86,12 +102,25 @@ export function runScript(
   for (const key of keys) argv[i++] = key
   for (const arg of args) argv[i++] = typeof arg === 'string' ? arg : String(arg)
   const call = new ScriptCommand(script, argv)
-  void client.sendCommand(call)
-  return call.promise.then(undefined, (err: unknown) => {
+  return send(client, call).then(undefined, (err: unknown) => {
     if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err
     if (call.sentOn) script.sentTo.delete(call.sentOn)
-    const again = new ScriptCommand(script, argv)
-    void client.sendCommand(again)
-    return again.promise
+    return send(client, new ScriptCommand(script, argv))
+  })
+}
+
+/**
+ * The same call through ioredis' public commands (EVALSHA, then EVAL after NOSCRIPT), which its
+ * `enableAutoPipelining` batches: only for the bench's comparison with ours (src/redis/coalesce.ts).
+ */
+export function runScriptPublicly(
+  client: RedisClient,
+  script: LoadedScript,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+): Promise<unknown> {
+  return client.evalsha(script.sha, script.keyCount, ...keys, ...args).catch((err: unknown) => {
+    if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err
+    return client.eval(script.lua, script.keyCount, ...keys, ...args)
   })
 }

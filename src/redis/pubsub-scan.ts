@@ -1,0 +1,55 @@
+import { scanCluster } from './cluster.js'
+import { isCluster, type RedisClient } from './topology.js'
+
+/** What a node offers beyond scripts: a channel to listen on, and the keys to list. */
+
+export interface Subscription {
+  close(): Promise<void>
+}
+
+/**
+ * A connection of its own listening on `channel` (pub/sub takes a connection over). It resubscribes
+ * by itself after a reconnect; pushes sent meanwhile are lost, so `onReconnect` tells the caller.
+ */
+export function subscribe(
+  client: RedisClient,
+  channel: string,
+  onMessage: (message: string) => void,
+  onReconnect: () => void,
+): Subscription {
+  // Classic SUBSCRIBE, also in a cluster: a PUBLISH on any node reaches the subscribers of every
+  // node (the cluster bus), so a replica needs one subscription whatever slot a lock lives in.
+  const sub: RedisClient = isCluster(client)
+    ? client.duplicate(undefined, {
+        enableOfflineQueue: true,
+        redisOptions: { ...client.options.redisOptions, commandTimeout: undefined, autoResendUnfulfilledCommands: true },
+      })
+    : client.duplicate({ enableOfflineQueue: true, commandTimeout: undefined, autoResendUnfulfilledCommands: true })
+  sub.on('error', () => undefined)
+  sub.on('message', (_channel: string, message: string) => onMessage(message))
+  let connectedBefore = false
+  sub.on('ready', () => {
+    if (connectedBefore) onReconnect()
+    connectedBefore = true
+  })
+  sub.subscribe(channel).catch(() => undefined)
+  // A subscriber that never got ready (e.g. on a port that accepts and never answers) would queue QUIT forever.
+  return {
+    close: () =>
+      sub.status === 'ready'
+        ? sub.quit().then(
+            () => undefined,
+            () => sub.disconnect(),
+          )
+        : Promise.resolve(sub.disconnect()),
+  }
+}
+
+/**
+ * One SCAN step over the hash keys matching `pattern`: the next cursor and the keys found. A
+ * cluster is scanned master after master (the cursor names the master: src/redis/cluster.ts).
+ */
+export function scanHashes(client: RedisClient, cursor: string, pattern: string, count: number): Promise<[string, string[]]> {
+  if (isCluster(client)) return scanCluster(client, cursor, pattern, count)
+  return client.scan(cursor, 'MATCH', pattern, 'COUNT', count, 'TYPE', 'hash')
+}
