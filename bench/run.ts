@@ -11,12 +11,15 @@
  *   npm run bench -- --profile --profile-dir D   … → D
  *   npm run bench -- --out bench/results/x.json  write the figures (and x.md) elsewhere
  *   npm run bench -- --list                      list the scenarios
+ *   npm run bench -- --coalesce auto             the service batching writes with ioredis' enableAutoPipelining
+ *                                                (ours: WriteCoalescer, the default; none: no batching)
  */
 import { execFileSync } from 'node:child_process'
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
+import { coalescings, type Coalescing } from '../src/redis/coalesce.js'
 import { BenchContext, NOISY_CORES, type Settings } from './lib/context.js'
 import { clientKinds, connect, type ClientKind } from './lib/http-client.js'
 import { installCleanup, repoRoot, stopAll, type HttpServer } from './lib/processes.js'
@@ -37,16 +40,20 @@ async function main(): Promise<number> {
       'profile-dir': { type: 'string', default: path.join(os.tmpdir(), 'lock-service-bench-profiles') },
       out: { type: 'string', default: 'bench/results/latest.json' },
       list: { type: 'boolean', default: false },
+      coalesce: { type: 'string' },
     },
   })
   const client = values.client as ClientKind
   if (!clientKinds.includes(client)) throw new Error(`--client must be one of ${clientKinds.join(', ')}`)
+  const coalesce = values.coalesce as Coalescing | undefined
+  if (coalesce !== undefined && !coalescings.includes(coalesce)) throw new Error(`--coalesce must be one of ${coalescings.join(', ')}`)
   const settings: Settings = {
     reps: positive('reps', values.reps),
     durationMs: positive('duration', values.duration) * 1000,
     warmupMs: positive('warmup', values.warmup, true) * 1000,
     client,
     ...(values.profile ? { profileDir: path.resolve(values['profile-dir']) } : {}),
+    ...(coalesce ? { coalesce } : {}),
   }
 
   const all = await loadScenarios()
@@ -70,7 +77,8 @@ async function main(): Promise<number> {
   const began = performance.now()
 
   log(
-    `lock-service bench: ${scenarios.map((s) => s.id).join(', ')} — ${settings.reps} × (${settings.warmupMs / 1000} s warm-up + ${settings.durationMs / 1000} s), client ${client}`,
+    `lock-service bench: ${scenarios.map((s) => s.id).join(', ')} — ${settings.reps} × (${settings.warmupMs / 1000} s warm-up + ${settings.durationMs / 1000} s), client ${client}` +
+      (coalesce ? `, writes batched by ${coalesce}` : ''),
   )
   await checkShapes(await ctx.baseline(), await ctx.service({ nodes: 1 }))
   const redisVersion = (await ctx.redisNodes(1))[0]!.version

@@ -10,6 +10,7 @@ import type { ClientKind } from './http-client.js'
 import { repoRoot, startNodeServer, startRedisClusterNodes, startRedisNode, type HttpServer, type RedisNode } from './processes.js'
 import { median, ratio } from './stats.js'
 import { acquireRelease } from './flows.js'
+import type { Coalescing } from '../../src/redis/coalesce.js'
 
 const PRIME_MS = 1500
 const BASELINE = 'bench/baseline-server.js'
@@ -23,6 +24,8 @@ export interface Settings {
   client: ClientKind
   /** When set, every server process runs with --cpu-prof and writes its profile here on exit. */
   profileDir?: string
+  /** Who batches the service's Redis writes (src/redis/coalesce.ts): ours when unset. */
+  coalesce?: Coalescing
 }
 
 export interface ServiceOptions {
@@ -126,7 +129,14 @@ export class BenchContext {
     env: Record<string, string> = {},
   ): Promise<HttpServer> {
     const urls = urlsVar ? { [urlsVar]: redis.map((r) => r.url).join(',') } : {}
-    return startNodeServer({ name, script, env: { LOG_LEVEL: 'warn', ...urls, ...env }, nodeArgs: this.profileArgs(name), redis })
+    const coalesce: Record<string, string> = this.settings.coalesce ? { LOCK_SERVICE_BENCH_COALESCING: this.settings.coalesce } : {}
+    return startNodeServer({
+      name,
+      script,
+      env: { LOG_LEVEL: 'warn', ...urls, ...coalesce, ...env },
+      nodeArgs: this.profileArgs(name),
+      redis,
+    })
   }
 
   /** One measured run with the run's settings (Redis nodes flushed first). */

@@ -1,8 +1,9 @@
 import type { Socket } from 'node:net'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import t from 'tap'
-import { holdBehindFor, WriteCoalescer } from '../../src/redis/coalesce.js'
+import { coalescingFrom, coalescings, holdBehindFor, WriteCoalescer } from '../../src/redis/coalesce.js'
 import { startRedis } from '../../harness/redis-server.js'
+import { startApp } from '../../harness/app.js'
 
 /** A script that keeps Redis busy for about `ms` (so that the commands after it wait for their replies). */
 const BUSY =
@@ -85,4 +86,30 @@ t.test('a connection that fails while holding commands back fails them: no comma
   const outcomes = await Promise.all([...busy, ...held])
   t.same(outcomes, Array(holdBehind + 5).fill('failed'), 'every command in flight or held back fails')
   t.ok(Date.now() - started < 5000, 'and fails within the command timeout, not later')
+})
+
+t.test('LOCK_SERVICE_BENCH_COALESCING: the bench switch between ours, ioredis auto-pipelining and none', async (t) => {
+  t.equal(coalescingFrom({}), 'ours', 'ours unless the bench says otherwise')
+  t.equal(coalescingFrom({ LOCK_SERVICE_BENCH_COALESCING: 'auto' }), 'auto')
+  t.throws(() => coalescingFrom({ LOCK_SERVICE_BENCH_COALESCING: 'fast' }), /must be one of ours, auto, none \(got "fast"\)/)
+  const redis = await startRedis({ t })
+  const admin = redis.client()
+  t.teardown(() => admin.disconnect())
+  const was = process.env.LOCK_SERVICE_BENCH_COALESCING
+  t.teardown(() => {
+    if (was === undefined) delete process.env.LOCK_SERVICE_BENCH_COALESCING
+    else process.env.LOCK_SERVICE_BENCH_COALESCING = was
+  })
+  for (const coalescing of coalescings) {
+    process.env.LOCK_SERVICE_BENCH_COALESCING = coalescing
+    const { app } = await startApp(t, [redis.url])
+    const headers = { 'lock-token': `token-${coalescing}-000000000000` }
+    const lock = async (method: 'POST' | 'DELETE') => (await app.inject({ method, url: `/locks/k-${coalescing}`, headers })).statusCode
+    t.equal(await lock('POST'), 201, `${coalescing}: granted`)
+    t.equal(await lock('DELETE'), 200, `${coalescing}: released`)
+    await admin.script('FLUSH')
+    t.equal(await lock('POST'), 201, `${coalescing}: granted after SCRIPT FLUSH (NOSCRIPT, then the script in full)`)
+    const pipelining = (app.quorum.nodes[0]?.client.options as { enableAutoPipelining?: boolean }).enableAutoPipelining === true
+    t.equal(pipelining, coalescing === 'auto', `${coalescing}: ioredis auto-pipelining ${coalescing === 'auto' ? 'on' : 'off'}`)
+  }
 })
