@@ -72,7 +72,8 @@ abstract class FastMetric<L extends string, S extends { shown: boolean; readonly
     this.labelNames = config.labelNames ?? []
     // prom-client's Registry types registerMetric as taking its own Metric class; the registry only
     // reads name, help, type, aggregator and values through get(), and calls reset() on
-    // resetMetrics(), which this class provides.
+    // resetMetrics(), which this class provides. Undocumented: prom-client is pinned and this is
+    // guarded by test/internals/private-apis.test.ts.
     for (const registry of config.registers ?? []) registry.registerMetric(this as unknown as Metric)
   }
 
