@@ -164,6 +164,9 @@ type CommandMethod = (...args: unknown[]) => Promise<unknown>
  * - a username given to a Redis 5 (AUTH takes one argument there) and INFO refused by the ACL
  *   (NOPERM) become failed connections, classified `auth`: the service cannot work that way (it
  *   needs INFO to know the node's role).
+ *
+ * That the handshake calls `auth` and `info` through the client object is an ioredis internal: pinned
+ * with its version and guarded by test/internals/private-apis.test.ts.
  */
 export function quietClient(client: Redis, onNotice: (message: string) => void): void {
   // Connections made from this one (the wait room's subscribers) stay as quiet; the notices are this one's.

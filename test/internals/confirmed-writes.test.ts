@@ -15,11 +15,12 @@ const SET_NEW = loadedScript("if redis.call('SET', KEYS[1], ARGV[1], 'NX') then 
 const changed = (reply: unknown) => Array.isArray(reply) && reply[0] === 1
 
 async function primaryWithReplica(t: Test) {
-  const primary = await startRedis({ t })
+  // Diskless full sync starts after 5 s by default: at once here.
+  const primary = await startRedis({ t, args: ['--repl-diskless-sync-delay', '0'] })
   await startRedis({ t, args: ['--replicaof', '127.0.0.1', String(primary.port)] })
   const client = primary.client()
   t.teardown(() => client.disconnect())
-  await until(async () => /slave0:.*state=online/.test(await client.info('replication')), 'the replica is in sync')
+  await until(async () => /slave0:.*state=online/.test(await client.info('replication')), 'the replica is in sync', 15_000)
   return { primary, client }
 }
 
