@@ -210,15 +210,7 @@ export class RedisNode {
   run(script: ScriptName, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
     const loaded = this.scripts.get(script)
     if (!loaded) return Promise.reject(new NodeError('error', `no script ${script}`))
-    const replicas = this.options.waitReplicas ?? 0
-    const changed = replicas > 0 ? confirmationOf(script) : undefined
-    this.writes.beforeWrite()
-    if (changed) {
-      const waitMs = Math.max(1, Math.floor(this.timeoutMs * 0.8))
-      return this.measure(runConfirmed(this.client, loaded, keys, args, { replicas, waitMs, changed }))
-    }
-    if (this.options.coalescing === 'auto') return this.measure(runScriptPublicly(this.client, loaded, keys, args))
-    return this.measure(runScript(this.client, loaded, keys, args))
+    return this.measure(this.send(loaded, keys, args, confirmationOf(script)))
   }
 
   /**
@@ -228,17 +220,26 @@ export class RedisNode {
   call<In, Out>(script: Script<In, Out>, keys: readonly string[], input: In): Promise<Out> {
     const loaded = this.scripts.get(script.name)
     if (!loaded) return Promise.reject(new NodeError('error', `no script ${script.name}`))
-    const args = script.args(input)
+    const { confirms } = script
+    const changed = confirms && ((reply: unknown) => confirms(script.decode(reply)))
+    return this.measure(this.send(loaded, keys, script.args(input), changed), script.decode)
+  }
+
+  /** The one way a script goes out; `changed`: it is one whose changes replicas confirm (REDIS_WAIT_REPLICAS). */
+  private send(
+    loaded: LoadedScript,
+    keys: readonly string[],
+    args: readonly (string | number)[],
+    changed: ((reply: unknown) => boolean) | undefined,
+  ): Promise<unknown> {
     const replicas = this.options.waitReplicas ?? 0
-    const confirms = script.confirms
     this.writes.beforeWrite()
-    if (replicas > 0 && confirms) {
+    if (replicas > 0 && changed) {
       const waitMs = Math.max(1, Math.floor(this.timeoutMs * 0.8))
-      const changed = (reply: unknown) => confirms(script.decode(reply))
-      return this.measure(runConfirmed(this.client, loaded, keys, args, { replicas, waitMs, changed }), script.decode)
+      return runConfirmed(this.client, loaded, keys, args, { replicas, waitMs, changed })
     }
-    if (this.options.coalescing === 'auto') return this.measure(runScriptPublicly(this.client, loaded, keys, args), script.decode)
-    return this.measure(runScript(this.client, loaded, keys, args), script.decode)
+    if (this.options.coalescing === 'auto') return runScriptPublicly(this.client, loaded, keys, args)
+    return runScript(this.client, loaded, keys, args)
   }
 
   /** One SCAN step over the hash keys matching `pattern` (src/redis/pubsub-scan.ts). */
