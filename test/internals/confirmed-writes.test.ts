@@ -20,16 +20,21 @@ async function primaryWithReplica(t: Test) {
   await startRedis({ t, args: ['--replicaof', '127.0.0.1', String(primary.port)] })
   const client = primary.client()
   t.teardown(() => client.disconnect())
-  await until(async () => /slave0:.*state=online/.test(await client.info('replication')), 'the replica is in sync', 15_000)
+  // In sync once it acknowledges a write (state=online can come before it answers WAIT in time).
+  const acknowledges = async () => {
+    await client.set('sync-probe', String(Date.now()))
+    return (await client.wait(1, 200)) === 1
+  }
+  await until(acknowledges, 'the replica is in sync', 15_000)
   return { primary, client }
 }
 
 t.test('a change confirmed by the replica answers; one more replica than there is: unavailable, after the write', async (t) => {
   const { client } = await primaryWithReplica(t)
-  const one = { replicas: 1, waitMs: 500, changed }
+  const one = { replicas: 1, waitMs: 2000, changed }
   t.same(await runConfirmed(client, SET_NEW, ['a'], ['x'], one), [1], 'confirmed by the one replica')
   const started = performance.now()
-  const err = await runConfirmed(client, SET_NEW, ['b'], ['x'], { ...one, replicas: 2 }).catch((e: unknown) => e)
+  const err = await runConfirmed(client, SET_NEW, ['b'], ['x'], { ...one, replicas: 2, waitMs: 500 }).catch((e: unknown) => e)
   t.ok(err instanceof NodeError, 'a NodeError')
   t.equal((err as NodeError).reason, 'unavailable')
   t.match((err as NodeError).message, /only 1 of 2 replicas confirmed the write within 500 ms \(REDIS_WAIT_REPLICAS\)/)
@@ -48,7 +53,7 @@ t.test('a refusal needs no confirmation: answered even when no replica could con
 
 t.test('after SCRIPT FLUSH: sent again in full, and confirmed by the WAIT that follows it', async (t) => {
   const { client } = await primaryWithReplica(t)
-  const one = { replicas: 1, waitMs: 500, changed }
+  const one = { replicas: 1, waitMs: 2000, changed }
   t.same(await runConfirmed(client, SET_NEW, ['c'], ['x'], one), [1])
   await client.script('FLUSH')
   t.same(await runConfirmed(client, SET_NEW, ['d'], ['x'], one), [1], 'NOSCRIPT retried, then confirmed')
