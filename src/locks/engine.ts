@@ -1,8 +1,9 @@
 import { performance } from 'node:perf_hooks'
 import { fail, type ServiceError } from '../errors.js'
 import type { Config } from '../config.js'
+import { sequentialIds } from '../random.js'
 import type { Quorum, Tally } from '../redis/quorum.js'
-import { Acquired, Refused, Released } from '../redis/scripts.js'
+import { ReplyCode } from '../redis/scripts.js'
 import { lockKeys, type LockKeys, type Namespace } from './keys.js'
 import {
   kindOf,
@@ -18,7 +19,6 @@ import {
   type RenewRequest,
 } from './types.js'
 import { validityMs } from './validity.js'
-import { sequentialIds } from '../random.js'
 import { fenceHint } from './fence-hint.js'
 import { listLocks, type LockPage } from './listing.js'
 import { holdOwners } from './owners.js'
@@ -27,27 +27,32 @@ import type { HandOffVote, WaitRoom, Waiter } from './waiting.js'
 import { isoTime } from './iso-time.js'
 import type { Metrics } from '../metrics.js'
 import type { RedisNode } from '../redis/node.js'
+import { acquireScript, type AcquireInput, type AcquireReply, type Held } from './scripts/acquire.js'
+import { fenceCommitScript } from './scripts/fence_commit.js'
+import { forceReleaseScript } from './scripts/force_release.js'
+import { holdLabelScript } from './scripts/hold_label.js'
+import { inspectScript } from './scripts/inspect.js'
+import { releaseScript } from './scripts/release.js'
+import { renewScript } from './scripts/renew.js'
+import { rollbackScript } from './scripts/rollback.js'
+import { agreeingOnSlots, sameSlots, slotsProposal } from './slots.js'
 import {
-  anyReplies,
+  answeredValues,
   backendUnavailable,
   consensus,
-  settledByCounted,
-  countWhere,
+  countCode,
+  countedValues,
+  grantingReplies,
+  grantVotes,
   heldReplies,
+  majorityFloor,
   notHeld,
   refusal,
-  replies,
-  ACQUIRE_FIELDS,
-  grantVotes,
-  renewVotes,
-  slotsProposal,
-  yesVotes,
-  sameSlots,
+  renewalVotes,
+  settledByCounted,
   settledByMajority,
-  majorityFloor,
   settledForAttempt,
-  settledForRenew,
-  type Reply,
+  settledForRenewal,
 } from './votes.js'
 
 /** A grant and the nodes that voted for it; `attempt`: the attempt id, when an attempt made it. */
@@ -58,7 +63,7 @@ interface Won {
 }
 type Attempt =
   | ({ granted: true; hold: HoldKind; attempt: string } & Won)
-  | { granted: false; error: ServiceError; retry: boolean; wakeInMs: number; split: boolean; held?: readonly Reply[] }
+  | { granted: false; error: ServiceError; retry: boolean; wakeInMs: number; split: boolean; held?: readonly Held[] }
 
 /**
  * The lock engine: exclusive locks, read/write holds and semaphores' permits on a quorum of Redis
@@ -175,7 +180,7 @@ export class LockEngine {
   /** The grant made of a majority's hand-offs (`votes`), if still valid. */
   private async handedOver(req: AcquireRequest, waiter: Waiter, votes: HandOffVote[]): Promise<Won | undefined> {
     // REDIS_WAIT_REPLICAS: a push is no confirmation; the attempt that follows takes the hand-off up
-    // on the waiter's own connection, and WAIT confirms it there (RedisNode.run).
+    // on the waiter's own connection, and WAIT confirms it there (RedisNode.call).
     if (this.config.waitReplicas > 0) return undefined
     let fence = Math.max(...votes.map((v) => v.fence))
     if (votes.some((v) => v.fence !== fence)) {
@@ -202,13 +207,9 @@ export class LockEngine {
    * that do); an owner is only a label.
    */
   private async label(keys: LockKeys, req: AcquireRequest): Promise<void> {
-    const { hold } = storageOf(req.mode)
-    const args = [hold, req.token, req.owner ?? '', req.sessionRef ?? '']
-    const tally = await this.quorum.ask(
-      (node) => node.run('hold_label', keys.all, args) as Promise<Reply>,
-      (t) => t.answers.filter((a) => a.ok).length === t.size,
-    )
-    if (req.sessionRef && countWhere(tally, (code) => code === 1) < tally.majority) {
+    const input = { hold: storageOf(req.mode).hold, token: req.token, owner: req.owner ?? '', sessionRef: req.sessionRef ?? '' }
+    const tally = await this.quorum.ask((node) => node.call(holdLabelScript, keys.all, input))
+    if (req.sessionRef && countCode(tally, ReplyCode.LABELLED) < tally.majority) {
       throw backendUnavailable(this.quorum, tally, 'no_majority')
     }
   }
@@ -216,10 +217,7 @@ export class LockEngine {
   /** The hand-offs this waiter holds from nodes that may vote (the vote rule, as for any answer). */
   private handOffVotes(waiter: Waiter): HandOffVote[] {
     // A semaphore's: those that handed it the same slots (sameSlots).
-    return sameSlots(
-      waiter.handOffVotes(this.config.driftFactor).filter((v) => this.quorum.nodes[v.index]?.mayVote === true),
-      (v) => v.slots,
-    )
+    return sameSlots(waiter.handOffVotes(this.config.driftFactor).filter((v) => this.quorum.nodes[v.index]?.mayVote === true))
   }
 
   private async attempt(req: AcquireRequest, waiter?: Waiter): Promise<Attempt> {
@@ -228,32 +226,32 @@ export class LockEngine {
     const attempt = nextAttemptId()
     // A waiter carries its lock's keys: computed once per request.
     const { keys, hold } = waiter ? { keys: waiter.keys, hold: storageOf(req.mode).hold } : this.keys(req.mode, req.key)
-    const args = [
+    const input: AcquireInput = {
       hold,
-      req.token,
-      req.ttlMs,
-      req.reentrant ? 1 : 0,
+      token: req.token,
+      ttlMs: req.ttlMs,
+      reentrant: req.reentrant,
       attempt,
-      waiter?.id ?? '',
-      waiter?.place ?? '',
-      fenceHint(),
-      req.keepTtl ? 1 : 0,
-      req.semaphore?.permits ?? '',
-      req.semaphore?.limit ?? '',
-      '', // the slots proposal of a second round
-      req.owner ?? '',
-      req.sessionRef ?? '',
-    ]
+      waiterId: waiter?.id ?? '',
+      place: waiter?.place ?? '',
+      fenceHint: fenceHint(),
+      keepTtl: req.keepTtl === true,
+      permits: req.semaphore?.permits,
+      limit: req.semaphore?.limit,
+      proposal: '',
+      owner: req.owner ?? '',
+      sessionRef: req.sessionRef ?? '',
+    }
     // A waiter notes each node's answer as it comes (also after the vote settled): what dates the
     // hand-offs it may be pushed next.
     const asked = waiter?.asking(started)
-    const ask = (args: (string | number)[]) =>
+    const ask = (input: AcquireInput) =>
       this.quorum.ask((node) => {
-        const call = node.run('acquire', keys.all, args) as Promise<Reply>
+        const call = node.call(acquireScript, keys.all, input)
         if (asked === undefined) return call
         return call.then(
           (reply) => {
-            asked.answered(node.index, reply[0] === Refused.HELD ? reply[3] : undefined)
+            asked.answered(node.index, reply.code === ReplyCode.HELD ? reply.redisUs : undefined)
             return reply
           },
           (err: unknown) => {
@@ -262,13 +260,14 @@ export class LockEngine {
           },
         )
       }, settledForAttempt)
-    let tally = await ask(withoutTrailingBlanks(args))
-    let yes = grantVotes(tally)
-    const proposal = req.semaphore ? slotsProposal(yesVotes(tally), yes, tally.majority, ACQUIRE_FIELDS) : undefined
+    let tally = await ask(input)
+    const granting = grantingReplies(tally)
+    let yes = agreeingOnSlots(granting)
+    const proposal = req.semaphore ? slotsProposal(granting, yes, tally.majority) : undefined
     if (proposal !== undefined) {
       // A majority granted a semaphore's permits, in different slots: a second round asks every node
       // for the slots most of them named (the same attempt: its holds move there where they are free).
-      tally = await ask(withoutTrailingBlanks(args.map((a, i) => (i === PROPOSAL_ARG ? proposal : a))))
+      tally = await ask({ ...input, proposal })
       yes = grantVotes(tally)
     }
     if (yes.length < tally.majority) {
@@ -278,13 +277,13 @@ export class LockEngine {
       const error = refusal(this.quorum, tally, held, req.key, kindOf(req.mode), this.config)
       if (error.code !== 'lock_held') return refused(error)
       const split = held.length < tally.majority
-      return refused(error, true, Math.min(...held.map((r) => r[2] ?? 0)), split, held)
+      return refused(error, true, Math.min(...held.map((r) => r.wakeInMs)), split, held)
     }
 
     // Quorum mode: the fence is the largest the majority proposed, stored back on a majority before
     // anyone sees it. When every voter proposed the same fence (always, with one node), it is stored.
-    let fence = Math.max(...yes.map((r) => r[1] ?? 0))
-    if (yes.some((r) => r[1] !== fence)) {
+    let fence = Math.max(...yes.map((r) => r.fence))
+    if (yes.some((r) => r.fence !== fence)) {
       const committed = await this.commitFence(keys, hold, req.token, fence)
       if (committed === undefined) {
         this.rollback(keys, hold, req.token, attempt)
@@ -294,7 +293,7 @@ export class LockEngine {
     }
 
     // The TTL the scripts set: the request's, or on a re-grant without one, the hold's latest.
-    const ttlMs = consensus(yes.map((r) => r[3] ?? req.ttlMs))
+    const ttlMs = consensus(yes.map((r) => r.ttlMs))
     const validity = validityMs(ttlMs, performance.now() - started, this.config.driftFactor)
     if (validity <= 0) {
       this.rollback(keys, hold, req.token, attempt)
@@ -304,14 +303,14 @@ export class LockEngine {
       granted: true,
       hold,
       attempt,
-      votedYes: new Set(tally.answers.filter((a) => a.ok && a.node.mayVote && (a.value[0] ?? 0) > 0).map((a) => a.node)),
+      votedYes: new Set(tally.answers.filter((a) => a.ok && a.node.mayVote && a.value.code > 0).map((a) => a.node)),
       grant: grantOf(req, {
         fence,
         ttlMs,
         validityMs: validity,
         since: grantedAt,
-        holdCount: Math.max(...yes.map((r) => r[2] ?? 1)),
-        regranted: yes.filter((r) => r[0] === Acquired.REGRANTED).length >= tally.majority,
+        holdCount: Math.max(...yes.map((r) => r.holdCount)),
+        regranted: yes.filter((r) => r.code === ReplyCode.REGRANTED).length >= tally.majority,
       }),
     }
   }
@@ -320,28 +319,26 @@ export class LockEngine {
     const started = performance.now()
     const renewedAt = Date.now()
     const { keys, hold } = this.keys(req.mode, req.key)
-    // A semaphore's hold is renewed only where a majority holds it in the same slots (renewVotes): its
+    // A semaphore's hold is renewed only where a majority holds it in the same slots (renewalVotes): its
     // slots are what back its validity, so unlike a new hold's in an attempt they never move.
-    const tally = await this.quorum.ask(
-      (node) => node.run('renew', keys.all, [hold, req.token, req.ttlMs ?? 0]) as Promise<Reply>,
-      settledForRenew,
-    )
-    const renewed = renewVotes(tally)
-    if (renewed.length < tally.majority) throw notHeld(this.quorum, tally, replies(tally), req.key, kindOf(req.mode))
+    const input = { hold, token: req.token, ttlMs: req.ttlMs ?? 0 }
+    const tally = await this.quorum.ask((node) => node.call(renewScript, keys.all, input), settledForRenewal)
+    const renewed = renewalVotes(tally)
+    if (renewed.length < tally.majority) throw notHeld(this.quorum, tally, countedValues(tally), req.key, kindOf(req.mode))
 
-    const ttlMs = consensus(renewed.map((r) => r[3] ?? 0))
+    const ttlMs = consensus(renewed.map((r) => r.ttlMs))
     const validity = validityMs(ttlMs, performance.now() - started, this.config.driftFactor)
     if (validity <= 0) throw backendUnavailable(this.quorum, tally, 'validity_expired')
     const semaphore =
       req.mode === 'permit'
-        ? { permits: consensus(renewed.map((r) => r[4] ?? 0)), limit: consensus(renewed.map((r) => r[5] ?? 0)) }
+        ? { permits: consensus(renewed.map((r) => r.permits)), limit: consensus(renewed.map((r) => r.limit)) }
         : undefined
     return grantOf(semaphore ? { ...req, semaphore } : req, {
-      fence: consensus(renewed.map((r) => r[1] ?? 0)),
+      fence: consensus(renewed.map((r) => r.fence)),
       ttlMs,
       validityMs: validity,
       since: renewedAt,
-      holdCount: consensus(renewed.map((r) => r[2] ?? 1)),
+      holdCount: consensus(renewed.map((r) => r.holdCount)),
       regranted: true,
     })
   }
@@ -349,31 +346,26 @@ export class LockEngine {
   async release(req: ReleaseRequest): Promise<Release> {
     const { keys, hold } = this.keys(req.mode, req.key)
     // The fence hint, for the hand-off to the next waiter: one value for every node, so they agree.
-    const args = [hold, req.token, fenceHint()]
-    const tally = await this.quorum.ask((node) => node.run('release', keys.all, args) as Promise<Reply>, settledByMajority)
+    const input = { hold, token: req.token, fenceHint: fenceHint() }
+    const tally = await this.quorum.ask((node) => node.call(releaseScript, keys.all, input), settledByMajority)
     // Release reads every answer, voting or not: removing a hold is safe whoever reports it.
-    const all = anyReplies(tally)
-    const done = all.filter((r) => (r[0] ?? 0) > 0)
+    const all = answeredValues(tally)
+    const done = all.filter((r) => r.code > 0)
     if (done.length < tally.majority) throw notHeld(this.quorum, tally, all, req.key, kindOf(req.mode))
-    const holdCount = consensus(done.map((r) => (r[0] === Released.RELEASED ? 0 : (r[1] ?? 0))))
+    const holdCount = consensus(done.map((r) => (r.code === ReplyCode.DECREMENTED ? r.holdCount : 0)))
     return { key: req.key, released: holdCount === 0, holdCount }
   }
 
   /** Operators: drop the write hold, or the read or semaphore hold with `fence`, whoever holds it. */
   async forceRelease(mode: LockMode, key: string, fence: number | undefined): Promise<Release> {
     const { keys, hold } = this.keys(mode, key)
-    const args = [hold, fence ?? 0, fenceHint()]
-    const tally = await this.quorum.ask(
-      (node) => node.run('force_release', keys.all, args) as Promise<number>,
-      (t) => t.answers.filter((a) => a.ok).length === t.size,
-    )
-    const answered = tally.answers.flatMap((a) => (a.ok ? [a.value] : []))
+    const input = { hold, fence: fence ?? 0, fenceHint: fenceHint() }
+    const tally = await this.quorum.ask((node) => node.call(forceReleaseScript, keys.all, input))
+    const answered = answeredValues(tally)
     if (answered.length < tally.majority) throw backendUnavailable(this.quorum, tally, 'no_majority')
-    if (answered.filter((dropped) => dropped === 1).length === 0) {
-      throw fail.notFound(
-        key,
-        `no ${hold === 'write' ? 'write hold' : `${hold === 'read' ? 'read hold' : 'hold'} with fence ${fence}`} on ${kindOf(mode)} "${key}"`,
-      )
+    if (!answered.some((r) => r.dropped)) {
+      const what = hold === 'write' ? 'write hold' : `${hold === 'read' ? 'read hold' : 'hold'} with fence ${fence}`
+      throw fail.notFound(key, `no ${what} on ${kindOf(mode)} "${key}"`)
     }
     return { key, released: true, holdCount: 0 }
   }
@@ -392,34 +384,35 @@ export class LockEngine {
   /** The state a majority agrees on. A hold counts while a majority of its copies is live. */
   async inspect(namespace: Namespace, key: string, withReaders = false): Promise<LockState> {
     const keys = lockKeys(this.config.keyPrefix, namespace, key)
+    const input = { withHolds: withReaders }
     const [tally, owners] = await Promise.all([
-      this.quorum.ask((node) => node.run('inspect', keys.all, withReaders ? ['1'] : []) as Promise<Reply>, settledByCounted),
+      this.quorum.ask((node) => node.call(inspectScript, keys.all, input), settledByCounted),
       holdOwners(this.quorum, keys),
     ])
-    const all = replies(tally)
+    const all = countedValues(tally)
     if (all.length < tally.majority) throw backendUnavailable(this.quorum, tally, 'no_majority')
-    const writers = all.filter((r) => (r[0] ?? 0) > 0)
+    const writers = all.filter((r) => r.writerFence > 0)
     return {
       writer:
         writers.length >= tally.majority
           ? {
-              fence: consensus(writers.map((r) => r[0] ?? 0)),
+              fence: consensus(writers.map((r) => r.writerFence)),
               remainingMs: majorityFloor(
-                writers.map((r) => r[1] ?? 0),
+                writers.map((r) => r.writerRemainingMs),
                 tally.majority,
               ),
-              holdCount: consensus(writers.map((r) => r[2] ?? 1)),
+              holdCount: consensus(writers.map((r) => r.writerHoldCount)),
             }
           : null,
       readers: majorityFloor(
-        all.map((r) => r[3] ?? 0),
+        all.map((r) => r.readers),
         tally.majority,
       ),
-      waiters: Math.max(0, ...all.map((r) => r[4] ?? 0)),
-      writerWaiting: all.some((r) => (r[5] ?? 0) > 0),
-      limit: consensus(all.flatMap((r) => ((r[6] ?? 0) > 0 ? [r[6] ?? 0] : []))),
+      waiters: Math.max(0, ...all.map((r) => r.waiters)),
+      writerWaiting: all.some((r) => r.writersWaiting > 0),
+      limit: consensus(all.flatMap((r) => (r.limit > 0 ? [r.limit] : []))),
       permitsInUse: majorityFloor(
-        all.map((r) => r[7] ?? 0),
+        all.map((r) => r.permitsInUse),
         tally.majority,
       ),
       ...(withReaders ? { readerHolds: readerHolds(all, tally.majority) } : {}),
@@ -432,14 +425,14 @@ export class LockEngine {
    * timed-out ones included: their acquire may still run, and the rollback is queued behind it on the
    * same connection. Not awaited, so a failed acquire answers within one node timeout.
    */
-  private rollback(keys: LockKeys, hold: string, token: string, attempt: string, tally?: Tally<Reply>): void {
+  private rollback(keys: LockKeys, hold: HoldKind, token: string, attempt: string, tally?: Tally<AcquireReply>): void {
     const untouched = new Set<RedisNode>()
-    for (const a of tally?.answers ?? []) if (a.ok && (a.value[0] ?? 0) < 0) untouched.add(a.node)
+    for (const a of tally?.answers ?? []) if (a.ok && a.value.code < 0) untouched.add(a.node)
     // A plain refusal (every node said no) has nothing to undo: the hot path of a contended lock.
     if (untouched.size === this.quorum.size) return
-    const args = [hold, token, attempt, fenceHint()]
+    const input = { hold, token, attempt, fenceHint: fenceHint() }
     for (const node of this.quorum.nodes) {
-      if (!untouched.has(node)) node.run('rollback', keys.all, args).catch(() => undefined)
+      if (!untouched.has(node)) node.call(rollbackScript, keys.all, input).catch(() => undefined)
     }
   }
 
@@ -448,52 +441,37 @@ export class LockEngine {
    * reached it (a concurrent grant of a shared hold proposed it there), try above the highest counter
    * seen. Returns the fence committed, or undefined when no majority answered.
    */
-  private async commitFence(keys: LockKeys, hold: string, token: string, fence: number): Promise<number | undefined> {
+  private async commitFence(keys: LockKeys, hold: HoldKind, token: string, fence: number): Promise<number | undefined> {
     for (let round = 0; round < FENCE_COMMIT_ROUNDS; round++) {
+      const input = { hold, token, fence }
       const tally = await this.quorum.ask(
-        (node) => node.run('fence_commit', keys.all, [hold, token, fence]) as Promise<Reply>,
-        (t) => countWhere(t, (code) => code === 1) >= t.majority,
+        (node) => node.call(fenceCommitScript, keys.all, input),
+        (t) => countCode(t, ReplyCode.COMMITTED) >= t.majority,
       )
-      if (countWhere(tally, (code) => code === 1) >= tally.majority) return fence
-      const taken = replies(tally).filter((r) => r[0] === 0)
+      if (countCode(tally, ReplyCode.COMMITTED) >= tally.majority) return fence
+      const taken = countedValues(tally).flatMap((r) => (r.code === ReplyCode.FENCE_TAKEN ? [r.counter] : []))
       if (taken.length === 0) return undefined
-      fence = Math.max(fence, ...taken.map((r) => r[1] ?? 0)) + 1
+      fence = Math.max(fence, ...taken) + 1
     }
     return undefined
   }
 }
 
 /** An attempt that did not grant: `retry` (held) says a waiter may try again, after `wakeInMs` or a push. */
-function refused(error: ServiceError, retry = false, wakeInMs = 0, split = false, held?: readonly Reply[]): Attempt {
+function refused(error: ServiceError, retry = false, wakeInMs = 0, split = false, held?: readonly Held[]): Attempt {
   return { granted: false, error, retry, wakeInMs, split, ...(held ? { held } : {}) }
 }
 
 /**
- * A 409 lock_held names the owner labels of the holds in the way: the tail of the HELD replies
- * (acquire.lua), as the node that names the most of them says; never a token.
+ * A 409 lock_held names the owner labels of the holds in the way (acquire.lua's HELD replies), as
+ * the node that names the most of them says; never a token.
  */
-function withOwners(error: ServiceError, held: readonly Reply[] | undefined): ServiceError {
+function withOwners(error: ServiceError, held: readonly Held[] | undefined): ServiceError {
   if (error.code !== 'lock_held' || !held) return error
-  let owners: readonly unknown[] = []
-  for (const reply of held) if (reply.length - HELD_FIELDS > owners.length) owners = reply.slice(HELD_FIELDS)
-  return owners.length > 0 ? fail.withDetails(error, { owners: owners.map(String) }) : error
+  let owners: readonly string[] = []
+  for (const reply of held) if (reply.owners.length > owners.length) owners = reply.owners
+  return owners.length > 0 ? fail.withDetails(error, { owners: [...owners] }) : error
 }
-
-/**
- * acquire.lua's arguments less the empty ones at the end (it reads a missing argument as ''): most
- * acquires name no semaphore, owner or session, and every argument is work for ioredis and Redis.
- */
-function withoutTrailingBlanks(args: (string | number)[]): (string | number)[] {
-  let end = args.length
-  while (end > 0 && args[end - 1] === '') end--
-  return end === args.length ? args : args.slice(0, end)
-}
-
-/** A HELD reply's fixed fields (acquire.lua); the owner labels follow them. */
-const HELD_FIELDS = 4
-
-/** Where acquire.lua takes a second round's slots proposal (ARGV[12]). */
-const PROPOSAL_ARG = 11
 
 /**
  * How long (ms, up to twice that at random) a waiter holding hand-offs from a minority of nodes waits
