@@ -32,16 +32,19 @@ export const renewScript: Script<RenewInput, RenewReply> = {
   decode(reply) {
     const r = replyArray('renew', reply)
     switch (r[0]) {
-      case ReplyCode.RENEWED:
+      case ReplyCode.RENEWED: {
+        // Only a semaphore's hold has fields after the TTL (reading past an array's end is slow).
+        const semaphore = r.length > RENEWED_FIELDS - 2
         return {
           code: ReplyCode.RENEWED,
           fence: intAt('renew', r, 1),
           holdCount: intAt('renew', r, 2),
           ttlMs: intAt('renew', r, 3),
-          permits: intAt('renew', r, 4, 0),
-          limit: intAt('renew', r, 5, 0),
-          slots: slotsFrom('renew', r, RENEWED_FIELDS),
+          permits: semaphore ? intAt('renew', r, 4, 0) : 0,
+          limit: semaphore ? intAt('renew', r, 5, 0) : 0,
+          slots: semaphore ? slotsFrom('renew', r, RENEWED_FIELDS) : '',
         }
+      }
       case ReplyCode.NOT_FOUND:
         return { code: ReplyCode.NOT_FOUND }
       case ReplyCode.NOT_OWNER:
