@@ -1,10 +1,8 @@
 import type { Quorum } from '../redis/quorum.js'
 import type { LockKeys } from './keys.js'
 import { MAX_OWNERS_SHOWN, type HoldOwner } from './types.js'
+import { ownersScript, type OwnersReply } from './scripts/owners.js'
 import { countedValues, settledByCounted } from './votes.js'
-
-/** owners.lua's reply: the writer's fence and owner, then fence, owner of each read or semaphore hold. */
-export type OwnersReply = readonly (number | string)[]
 
 /**
  * The owner labels of a lock's live holds that a majority of the voting nodes shows (a hold carries
@@ -14,11 +12,8 @@ export type OwnersReply = readonly (number | string)[]
 export function ownersOf(replies: readonly OwnersReply[], majority: number): HoldOwner[] {
   const byFence = new Map<number, { owners: Map<string, number>; seen: number; writer: boolean }>()
   for (const reply of replies) {
-    for (let i = 0; i + 1 < reply.length; i += 2) {
-      const fence = Number(reply[i])
-      const owner = String(reply[i + 1])
-      if (fence === 0) continue
-      const seen = byFence.get(fence) ?? { owners: new Map<string, number>(), seen: 0, writer: i === 0 }
+    for (const { fence, owner, writer } of reply) {
+      const seen = byFence.get(fence) ?? { owners: new Map<string, number>(), seen: 0, writer }
       seen.seen++
       if (owner !== '') seen.owners.set(owner, (seen.owners.get(owner) ?? 0) + 1)
       byFence.set(fence, seen)
@@ -40,7 +35,7 @@ export function ownersOf(replies: readonly OwnersReply[], majority: number): Hol
  */
 export async function holdOwners(quorum: Quorum, keys: LockKeys): Promise<HoldOwner[]> {
   try {
-    const tally = await quorum.ask((node) => node.run('owners', keys.all, [MAX_OWNERS_SHOWN]) as Promise<OwnersReply>, settledByCounted)
+    const tally = await quorum.ask((node) => node.call(ownersScript, keys.all, { most: MAX_OWNERS_SHOWN }), settledByCounted)
     const counted = countedValues(tally)
     if (counted.length < tally.majority) return []
     return ownersOf(counted, tally.majority)

@@ -7,6 +7,8 @@ import type { Quorum } from '../redis/quorum.js'
 import type { LockKeys } from './keys.js'
 import type { ClientGone, HoldKind } from './types.js'
 import { fenceHint } from './fence-hint.js'
+import { leaveScript } from './scripts/leave.js'
+import { touchScript } from './scripts/touch.js'
 
 /** How long a waiter keeps its place in line without its replica renewing it. */
 export const WAITER_LEASE_MS = 3000
@@ -247,8 +249,8 @@ export class WaitRoom {
     group?.delete(waiter)
     if (group?.size === 0) this.byLock.delete(waiter.keys.holds)
     this.metrics.waiters.set(this.waiters.size)
-    const args = [waiter.id, giveBack?.hold ?? '', giveBack?.token ?? '', fenceHint()]
-    for (const node of onNodes) node.run('leave', waiter.keys.all, args).catch(() => undefined)
+    const leave = { waiterId: waiter.id, hold: giveBack?.hold ?? '', token: giveBack?.token ?? '', fenceHint: fenceHint() }
+    for (const node of onNodes) node.call(leaveScript, waiter.keys.all, leave).catch(() => undefined)
   }
 
   /** Why a waiter stopped waiting without a grant. */
@@ -258,11 +260,10 @@ export class WaitRoom {
 
   private touchAll(): void {
     for (const group of this.byLock.values()) {
-      const ids = [...group].map((w) => w.id)
+      const waiterIds = [...group].map((w) => w.id)
       const keys = group.values().next().value?.keys
-      if (!keys || ids.length === 0) continue
-      const args = [fenceHint(), ...ids]
-      this.quorum.everywhere('touch', keys.all, args)
+      if (!keys || waiterIds.length === 0) continue
+      this.quorum.everywhere(touchScript, keys.all, { fenceHint: fenceHint(), waiterIds })
     }
   }
 

@@ -65,7 +65,7 @@ if mode == 'write' and plain_request() then
     -- Strings, not Lua numbers: Redis formats every number passed to redis.call, at a cost.
     redis.call('HSET', KEYS[1], 'w', tok, 'wf', fmt(fence), 'wc', '1', 'wt', ARGV[3], 'we', fmt(now + ttl), 'wa', ARGV[5], 'wac', '0')
     redis.call('PEXPIRE', KEYS[1], ARGV[3])
-    return { 1, fence, 1, ttl }
+    return { GRANTED, fence, 1, ttl }
   end
   if present == 1 and wid == '' then
     -- A writer found means the one key present is the hash: no readers' zset, no line.
@@ -74,7 +74,7 @@ if mode == 'write' and plain_request() then
       local clock = now_us()
       local left = tonumber(h[2] or '0') - math.floor(clock / 1000)
       -- As the general path's refusal: with the writer's owner label, if it has one (include/label.lua).
-      if left > 0 then return { -1, left, left, clock, h[4] or nil } end
+      if left > 0 then return { HELD, left, left, clock, h[4] or nil } end
     end
   end
 end
@@ -93,7 +93,7 @@ if prune_line(now) > 0 then wake_front(now, true, ARGV[8]) end
 
 if mode == 'permit' then
   local current = current_limit()
-  if current > 0 and current ~= limit then return { -7, current } end
+  if current > 0 and current ~= limit then return { LIMIT_MISMATCH, current } end
 end
 
 local function granted(code, fence, count)
@@ -113,16 +113,16 @@ local function refused(conflict_ms)
       put_waiter(wid, me)
       keep_line()
     elseif redis.call('ZCARD', KEYS[4]) >= MAX_WAITERS then
-      return { -6 }
+      return { TOO_MANY_WAITERS }
     else
       join_line(wid, ARGV[7], me, limit)
     end
   end
   local front = may_pass(wid, mode)
   if conflict_ms > 0 then
-    return with_owners({ -1, conflict_ms, front and conflict_ms or 0, clock }, now)
+    return with_owners({ HELD, conflict_ms, front and conflict_ms or 0, clock }, now)
   end
-  return with_owners({ -1, head_lease_ms(now), 0, clock }, now)
+  return with_owners({ HELD, head_lease_ms(now), 0, clock }, now)
 end
 
 local w = redis.call('HGET', KEYS[1], 'w')
@@ -133,27 +133,27 @@ if mode == 'write' then
     if wid ~= '' and h[3] == wid then
       -- Handed to this waiter while it was asking: this attempt takes it up as its grant.
       redis.call('HSET', KEYS[1], 'wt', ttl, 'we', now + ttl, 'wa', ARGV[5], 'wac', 0)
-      return granted(1, tonumber(h[1]), tonumber(h[2]))
+      return granted(GRANTED, tonumber(h[1]), tonumber(h[2]))
     end
     if keep_ttl then ttl = tonumber(h[4]) or ttl end
     local count = tonumber(h[2])
     local before = count
     if ARGV[4] == '1' then count = count + 1 end
     redis.call('HSET', KEYS[1], 'wc', count, 'wt', ttl, 'we', now + ttl, 'wa', ARGV[5], 'wac', before)
-    return granted(2, tonumber(h[1]), count)
+    return granted(REGRANTED, tonumber(h[1]), count)
   end
-  if redis.call('HEXISTS', KEYS[1], 'r:' .. tok) == 1 then return { -4 } end
+  if redis.call('HEXISTS', KEYS[1], 'r:' .. tok) == 1 then return { UPGRADE } end
   if w then return refused(tonumber(redis.call('HGET', KEYS[1], 'we')) - now) end
   local last_reader = last_expiry()
   if last_reader > now then return refused(last_reader - now) end
   if not may_pass(wid, mode) then return refused(0) end
   local fence = next_fence(KEYS[3], clock, ARGV[8])
   redis.call('HSET', KEYS[1], 'w', tok, 'wf', fmt(fence), 'wc', '1', 'wt', ttl, 'we', now + ttl, 'wa', ARGV[5], 'wac', '0')
-  return granted(1, fence, 1)
+  return granted(GRANTED, fence, 1)
 end
 
 local r = get_reader(tok)
-if r and r.permits ~= permits then return { -8, r.permits } end
+if r and r.permits ~= permits then return { PERMITS_MISMATCH, r.permits } end
 -- Until the hold that lapses first is gone (the time to look again, and a hint to retry).
 local function full()
   local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
@@ -167,13 +167,13 @@ end
 if r and proposed ~= '' and r.att == ARGV[5] then
   -- The second round of this attempt, which made (count before it 0), or re-granted, this hold.
   if not in_proposed(r.attc == 0) then return full() end
-  return granted(r.attc == 0 and 1 or 2, r.fence, r.count)
+  return granted(r.attc == 0 and GRANTED or REGRANTED, r.fence, r.count)
 end
 if r and proposed ~= '' and not in_proposed(wid ~= '' and r.att == wid) then return full() end
 if r and wid ~= '' and r.att == wid then
   r.ttl, r.att, r.attc = ttl, ARGV[5], 0
   put_reader(tok, r, now + ttl)
-  return granted(1, r.fence, r.count)
+  return granted(GRANTED, r.fence, r.count)
 end
 if r then
   if keep_ttl then ttl = r.ttl end
@@ -181,7 +181,7 @@ if r then
   if ARGV[4] == '1' then r.count = r.count + 1 end
   r.ttl, r.att, r.attc = ttl, ARGV[5], before
   put_reader(tok, r, now + ttl)
-  return granted(2, r.fence, r.count)
+  return granted(REGRANTED, r.fence, r.count)
 end
 if mode == 'permit' then
   if tonumber(redis.call('HGET', KEYS[1], 'u') or '0') + permits > limit then return full() end
@@ -191,12 +191,12 @@ if mode == 'permit' then
   local slots = proposed ~= '' and proposed or free_slots(permits, limit)
   take_slots(tok, slots, limit)
   put_reader(tok, { fence = fence, count = 1, ttl = ttl, att = ARGV[5], attc = 0, permits = permits, slots = slots }, now + ttl)
-  return granted(1, fence, 1)
+  return granted(GRANTED, fence, 1)
 end
 -- A writer may take a read hold with its own token (then release the write: a downgrade, no gap).
 if w and w ~= tok then return refused(tonumber(redis.call('HGET', KEYS[1], 'we')) - now) end
 if w ~= tok and not may_pass(wid, mode) then return refused(0) end
-if redis.call('ZCARD', KEYS[2]) >= MAX_READERS then return { -5 } end
+if redis.call('ZCARD', KEYS[2]) >= MAX_READERS then return { TOO_MANY_READERS } end
 local fence = next_fence(KEYS[3], clock, ARGV[8])
 put_reader(tok, { fence = fence, count = 1, ttl = ttl, att = ARGV[5], attc = 0 }, now + ttl)
-return granted(1, fence, 1)
+return granted(GRANTED, fence, 1)

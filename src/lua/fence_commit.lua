@@ -10,8 +10,8 @@
 -- KEYS[4..6] the line (include/queue.lua)
 -- ARGV[1] mode: 'read' | 'write'   ARGV[2] token   ARGV[3] fence
 --
--- Returns  { 1 }           the fence is this token's here (its hold, if this node has one, carries it)
---          { 0, counter }  this node's counter already reached the fence by another proposal: it may
+-- Returns  { 1 }           COMMITTED: the fence is this token's here (its hold, if this node has one, carries it)
+--          { 0, counter }  FENCE_TAKEN: this node's counter already reached the fence by another proposal: it may
 --                          be another hold's; the caller tries a fence above `counter`
 --@include holds
 
@@ -38,9 +38,9 @@ local function carry(f)
   end
 end
 
-if own_fence() == fence then return { 1 } end
+if own_fence() == fence then return { COMMITTED } end
 local counter = tonumber(redis.call('GET', KEYS[3]) or '0')
-if counter >= fence then return { 0, counter } end
+if counter >= fence then return { FENCE_TAKEN, counter } end
 redis.call('SET', KEYS[3], ARGV[3], 'PX', FENCE_MEMORY_MS)
 carry(fence)
-return { 1 }
+return { COMMITTED }

@@ -17,9 +17,9 @@ local mode, tok = ARGV[1], ARGV[2]
 local now = now_ms()
 prune(now)
 if mode == 'write' then
-  if redis.call('HGET', KEYS[1], 'w') ~= tok then return { -2 } end
+  if redis.call('HGET', KEYS[1], 'w') ~= tok then return { NOT_FOUND } end
 elseif not get_reader(tok) then
-  return { -2 }
+  return { NOT_FOUND }
 end
 label(mode, tok, ARGV[3], ARGV[4])
-return { 1 }
+return { LABELLED }

@@ -19,25 +19,25 @@ prune(now)
 if mode == 'write' then
   local h = redis.call('HMGET', KEYS[1], 'w', 'wf', 'wc', 'wt')
   if h[1] ~= tok then
-    if held() then return { -3 } end
-    return { -2 }
+    if held() then return { NOT_OWNER } end
+    return { NOT_FOUND }
   end
   local ttl = tonumber(ARGV[3])
   if ttl == 0 then ttl = tonumber(h[4]) end
   redis.call('HSET', KEYS[1], 'wt', ttl, 'we', now + ttl)
   refresh_ttl(now)
-  return { 1, tonumber(h[2]), tonumber(h[3]), ttl }
+  return { RENEWED, tonumber(h[2]), tonumber(h[3]), ttl }
 end
 
 local r = get_reader(tok)
 if not r then
-  if held() then return { -3 } end
-  return { -2 }
+  if held() then return { NOT_OWNER } end
+  return { NOT_FOUND }
 end
 local ttl = tonumber(ARGV[3])
 if ttl == 0 then ttl = r.ttl end
 r.ttl = ttl
 put_reader(tok, r, now + ttl)
 refresh_ttl(now)
-if r.permits then return with_slots({ 1, r.fence, r.count, ttl, r.permits, tonumber(redis.call('HGET', KEYS[1], 'n')) }, r) end
-return { 1, r.fence, r.count, ttl }
+if r.permits then return with_slots({ RENEWED, r.fence, r.count, ttl, r.permits, tonumber(redis.call('HGET', KEYS[1], 'n')) }, r) end
+return { RENEWED, r.fence, r.count, ttl }

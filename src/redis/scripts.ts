@@ -115,6 +115,12 @@ export const ReplyCode = {
   RENEWED: 1,
   RELEASED: 1,
   DECREMENTED: 2,
+  /** fence_commit.lua: the fence is this grant's on the node. */
+  COMMITTED: 1,
+  /** fence_commit.lua, not a refusal: the node's counter already reached the fence ({ 0, counter }): try above it. */
+  FENCE_TAKEN: 0,
+  /** hold_label.lua: a handed-over hold carries its owner and session now. */
+  LABELLED: 1,
   HELD: -1,
   NOT_FOUND: -2,
   NOT_OWNER: -3,

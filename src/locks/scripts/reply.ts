@@ -24,3 +24,23 @@ export function textAt(script: ScriptName, reply: readonly unknown[], index: num
   if (typeof value === 'string') return value
   throw new ScriptReplyError(script, reply)
 }
+
+/**
+ * The integers from `index` on, as one string ("0,3"): a semaphore's slots, which its hold's replies
+ * list last; '' when there are none (any other hold).
+ */
+export function slotsFrom(script: ScriptName, reply: readonly unknown[], index: number): string {
+  if (reply.length <= index) return ''
+  let slots = String(intAt(script, reply, index))
+  for (let i = index + 1; i < reply.length; i++) slots += `,${intAt(script, reply, i)}`
+  return slots
+}
+
+/**
+ * A reply that is one integer rather than a table: a flag (1 or 0) or a count, never a code. Its
+ * script's decoder names what it counts.
+ */
+export function integerReply(script: ScriptName, reply: unknown): number {
+  if (typeof reply !== 'number') throw new ScriptReplyError(script, reply)
+  return reply
+}
