@@ -6,8 +6,7 @@ import { ReplyCode } from '../redis/scripts.js'
 import { apiKeySessionsKey, sessionsIndexKey } from './keys.js'
 import { keySessionsScript, type KeySessionsInput } from './scripts/key_sessions.js'
 import { sessionsIndexScript } from './scripts/sessions_index.js'
-import { countCode, everywhere } from './session-votes.js'
-import { backendUnavailable } from './votes.js'
+import { backendUnavailable, countCode } from './votes.js'
 
 /** How often the sessions gauge and the expiry count are brought up to date. */
 const CENSUS_INTERVAL_MS = 5000
@@ -39,7 +38,7 @@ export class SessionCounts {
       (t) => countCode(t, ReplyCode.NOTED) >= t.majority || countCode(t, ReplyCode.TOO_MANY_SESSIONS) >= t.majority,
     )
     if (countCode(tally, ReplyCode.NOTED) >= tally.majority) return
-    everywhere(this.quorum, keySessionsScript, key, { op: 'close', ref })
+    this.quorum.everywhere(keySessionsScript, key, { op: 'close', ref })
     if (countCode(tally, ReplyCode.TOO_MANY_SESSIONS) >= tally.majority) throw fail.tooManySessions(by, this.config.maxSessionsPerKey)
     throw backendUnavailable(this.quorum, tally, 'no_majority')
   }
@@ -55,12 +54,12 @@ export class SessionCounts {
 
   private change(by: string, change: KeySessionsInput): void {
     this.note(change)
-    if (by !== '') everywhere(this.quorum, keySessionsScript, this.byKey(by), change)
+    if (by !== '') this.quorum.everywhere(keySessionsScript, this.byKey(by), change)
   }
 
   /** The service's index of live sessions. */
   private note(change: KeySessionsInput): void {
-    everywhere(this.quorum, sessionsIndexScript, [sessionsIndexKey(this.config.keyPrefix)], change)
+    this.quorum.everywhere(sessionsIndexScript, [sessionsIndexKey(this.config.keyPrefix)], change)
   }
 
   private byKey(by: string): string[] {

@@ -13,18 +13,9 @@ import { holdStateScript } from './scripts/hold_state.js'
 import { sessionBindScript, type SessionBindReply } from './scripts/session_bind.js'
 import type { BoundSince } from './scripts/session_keepalive.js'
 import { sessionUnbindScript } from './scripts/session_unbind.js'
-import {
-  boundRenewVotes,
-  countCode,
-  decided,
-  everywhere,
-  settledForBoundRenew,
-  settledForSession,
-  withCode,
-  type Done,
-} from './session-votes.js'
+import { boundRenewVotes, decided, settledForBoundRenew, settledForSession, withCode, type Done } from './session-votes.js'
 import { storageOf, type AcquireRequest, type Grant, type HoldKind, type LockMode } from './types.js'
-import { consensus, majorityFloor, settledByCounted } from './votes.js'
+import { consensus, countCode, majorityFloor, settledByCounted } from './votes.js'
 
 /** One hold of a session, as its routes show it (never its token). */
 export interface SessionHold {
@@ -104,7 +95,7 @@ export class SessionHolds {
       if (outcome instanceof ServiceError) return outcome
       granted = true
       // Held now (no longer waiting in line): a keepalive that no longer finds it reports it lost.
-      everywhere(this.quorum, sessionBindScript, keys.all, { by, entry, held: true })
+      this.quorum.everywhere(sessionBindScript, keys.all, { by, entry, held: true })
       return outcome
     } finally {
       if (fresh && !granted) this.unbind(keys, [entry])
@@ -201,7 +192,7 @@ export class SessionHolds {
 
   /** Forget holds of a session (best effort: a stale entry is found gone again at the next keepalive). */
   private unbind(keys: SessionKeys, entries: readonly string[]): void {
-    everywhere(this.quorum, sessionUnbindScript, keys.all, { entries })
+    this.quorum.everywhere(sessionUnbindScript, keys.all, { entries })
   }
 
   private lockOf(b: BoundHold): { keys: LockKeys; hold: HoldKind } {

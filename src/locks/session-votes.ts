@@ -1,27 +1,19 @@
 import { fail } from '../errors.js'
 import type { Quorum, Tally } from '../redis/quorum.js'
-import { ReplyCode, type Script } from '../redis/scripts.js'
+import { ReplyCode } from '../redis/scripts.js'
 import type { HoldRenewBoundReply } from './scripts/hold_renew_bound.js'
-import { backendUnavailable, countedValues } from './votes.js'
+import { agreeingOnSlots } from './slots.js'
+import { backendUnavailable, countCode, countedValues, type Coded } from './votes.js'
 
 /**
  * Reading the nodes' decoded answers to the session scripts (src/locks/scripts/), through the vote
  * rule (countedValues): a session script's outcome, and a bound hold's renewal.
  */
 
-type Coded = { readonly code: number }
-
 /** What a session script answers when it did what was asked (its positive codes are 1 and 2). */
 export type Done<R> = Extract<R, { code: 1 | 2 }>
 
 const did = <R extends Coded>(r: R): r is Done<R> => r.code > 0
-
-/** Counted replies with this code. */
-export function countCode(tally: Tally<Coded>, code: number): number {
-  let n = 0
-  for (const r of countedValues(tally)) if (r.code === code) n++
-  return n
-}
 
 /** Counted replies with this code, narrowed to it. */
 export function withCode<R extends Coded, C extends R['code']>(tally: Tally<R>, code: C): Extract<R, { code: C }>[] {
@@ -47,11 +39,6 @@ export function decided<R extends Coded>(quorum: Quorum, tally: Tally<R>): Done<
   throw backendUnavailable(quorum, tally, 'no_majority')
 }
 
-/** Runs a script on every node and ignores the answers: bookkeeping that is safe to miss, never a decision. */
-export function everywhere<In, Out>(quorum: Quorum, script: Script<In, Out>, keys: readonly string[], input: In): void {
-  for (const node of quorum.nodes) node.call(script, keys, input).catch(() => undefined)
-}
-
 type RenewedBound = Extract<HoldRenewBoundReply, { code: typeof ReplyCode.RENEWED }>
 
 /**
@@ -59,23 +46,7 @@ type RenewedBound = Extract<HoldRenewBoundReply, { code: typeof ReplyCode.RENEWE
  * majority holds it in the same slots (the largest group naming the same ones); other holds name none.
  */
 export function boundRenewVotes(tally: Tally<HoldRenewBoundReply>): RenewedBound[] {
-  const renewed: RenewedBound[] = []
-  let slots = false
-  for (const r of countedValues(tally)) {
-    if (r.code !== ReplyCode.RENEWED) continue
-    renewed.push(r)
-    if (r.slots !== '') slots = true
-  }
-  if (!slots) return renewed
-  const groups = new Map<string, RenewedBound[]>()
-  let best: RenewedBound[] = []
-  for (const r of renewed) {
-    const group = groups.get(r.slots) ?? []
-    group.push(r)
-    groups.set(r.slots, group)
-    if (group.length > best.length) best = group
-  }
-  return best
+  return agreeingOnSlots(countedValues(tally).filter((r): r is RenewedBound => r.code === ReplyCode.RENEWED))
 }
 
 /** For a bound hold's renewal: settle once a majority renewed it (in the same slots), or a majority has it no more. */

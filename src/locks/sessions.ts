@@ -14,10 +14,10 @@ import { sessionShowScript } from './scripts/session_show.js'
 import { SessionCounts } from './session-counts.js'
 import { SessionHolds, unionOf, type LockOf, type SessionHold } from './session-holds.js'
 import { newSessionId, sessionRef } from './session-id.js'
-import { countCode, decided, everywhere, settledForSession } from './session-votes.js'
+import { decided, settledForSession } from './session-votes.js'
 import type { AcquireRequest, Grant } from './types.js'
 import { validityMs } from './validity.js'
-import { backendUnavailable, consensus, majorityFloor } from './votes.js'
+import { backendUnavailable, consensus, countCode, majorityFloor } from './votes.js'
 
 export type { SessionHold } from './session-holds.js'
 
@@ -75,7 +75,7 @@ export class SessionEngine {
     await this.counts.open(by, ref, ttlMs)
     const tally = await this.quorum.ask((node) => node.call(sessionOpenScript, keys.all, { by, ttlMs, owner }), settledForSession)
     if (countCode(tally, ReplyCode.OPENED) < tally.majority) {
-      everywhere(this.quorum, sessionCloseScript, keys.all, { by })
+      this.quorum.everywhere(sessionCloseScript, keys.all, { by })
       this.counts.close(by, ref)
       throw backendUnavailable(this.quorum, tally, 'no_majority')
     }

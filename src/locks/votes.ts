@@ -6,8 +6,6 @@ import type { AcquireReply, Granted, Held } from './scripts/acquire.js'
 import type { Renewed, RenewReply } from './scripts/renew.js'
 import { agreeingOnSlots } from './slots.js'
 
-export { anyReplies, countWhere, renewVotes, replies, settledForRenew, type Reply } from './legacy-replies.js'
-
 /**
  * Reading the nodes' decoded answers (src/locks/scripts/): which count (the vote rule), what a
  * majority of them says, and the error when it says no. The engine decides what to do next; this

@@ -1,27 +1,7 @@
 import { Command, Pipeline } from 'ioredis'
 import { NodeError } from './errors.js'
 import { runScript, type LoadedScript, type ScriptSender } from './script-call.js'
-import type { ScriptName } from './scripts.js'
 import { isCluster, type RedisClient } from './topology.js'
-
-/**
- * REDIS_WAIT_REPLICAS: the scripts whose effect a client is told of are answered only once `WAIT n`
- * on the same connection confirms them; one that changed nothing (a refusal) needs no confirmation.
- */
-const CHANGED: ReadonlyMap<ScriptName, (reply: unknown) => boolean> = new Map([
-  ['acquire', (reply: unknown) => firstCode(reply) > 0],
-  ['renew', (reply: unknown) => firstCode(reply) > 0],
-  ['fence_commit', (reply: unknown) => firstCode(reply) === 1],
-])
-
-function firstCode(reply: unknown): number {
-  return Array.isArray(reply) && typeof reply[0] === 'number' ? reply[0] : 0
-}
-
-/** Whether `script`'s reply must be confirmed by replicas, and how to tell it changed anything. */
-export function confirmationOf(script: ScriptName): ((reply: unknown) => boolean) | undefined {
-  return CHANGED.get(script)
-}
 
 /**
  * The script, then `WAIT replicas waitMs` on the connection it ran on (WAIT counts the replicas

@@ -8,7 +8,7 @@ import { NodeHealth, quietClient, type NodeLastError, type NodeLog } from './hea
 import { createClient, topologyAddress, topologySecrets, type RedisClient, type Topology } from './topology.js'
 import { WriteCoalescer, type Coalescing } from './coalesce.js'
 import { loadedScript, runScript, runScriptPublicly, type LoadedScript } from './script-call.js'
-import { confirmationOf, runConfirmed } from './confirmed-writes.js'
+import { runConfirmed } from './confirmed-writes.js'
 import { classifyRedisError, NodeError, nodeErrorOf } from './errors.js'
 import type { VoteState } from '../contract/words.js'
 import { VoteRule, type Identity, type RestartVerdict } from './vote-rule.js'
@@ -204,13 +204,6 @@ export class RedisNode {
     const [err, members] = replies?.[0] ?? [new Error('no reply')]
     if (err) throw nodeErrorOf(classifyRedisError(err, this.timeoutMs))
     return members as string[]
-  }
-
-  /** Run one script; rejects with a NodeError saying whether the node was down, slow or broken. */
-  run(script: ScriptName, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
-    const loaded = this.scripts.get(script)
-    if (!loaded) return Promise.reject(new NodeError('error', `no script ${script}`))
-    return this.measure(this.send(loaded, keys, args, confirmationOf(script)))
   }
 
   /**

@@ -37,15 +37,8 @@ export class Quorum {
    * Runs a script on every node and ignores the answers: for bookkeeping that is safe to miss
    * (a stale entry is found again and cleaned up later), never for a decision.
    */
-  everywhere<In>(script: Script<In, unknown>, keys: readonly string[], input: In): void
-  /** By name and ARGV: for the scripts that have no definition in src/locks/scripts/ yet (the session scripts). */
-  everywhere(script: ScriptName, keys: readonly string[], args: readonly (string | number)[]): void
-  everywhere(script: Script<unknown, unknown> | ScriptName, keys: readonly string[], input: unknown): void {
-    for (const node of this.nodes) {
-      const call =
-        typeof script === 'string' ? node.run(script, keys, input as readonly (string | number)[]) : node.call(script, keys, input)
-      call.catch(() => undefined)
-    }
+  everywhere<In>(script: Script<In, unknown>, keys: readonly string[], input: In): void {
+    for (const node of this.nodes) node.call(script, keys, input).catch(() => undefined)
   }
 
   get size(): number {

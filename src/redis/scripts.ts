@@ -157,24 +157,6 @@ export const ReplyCode = {
   COUNTED: 2,
 } as const
 
-export const Acquired = { GRANTED: ReplyCode.GRANTED, REGRANTED: ReplyCode.REGRANTED } as const
-export const Renewed = { RENEWED: ReplyCode.RENEWED } as const
-export const Released = { RELEASED: ReplyCode.RELEASED, DECREMENTED: ReplyCode.DECREMENTED } as const
-export const Refused = {
-  HELD: ReplyCode.HELD,
-  NOT_FOUND: ReplyCode.NOT_FOUND,
-  NOT_OWNER: ReplyCode.NOT_OWNER,
-  UPGRADE: ReplyCode.UPGRADE,
-  TOO_MANY_READERS: ReplyCode.TOO_MANY_READERS,
-  TOO_MANY_WAITERS: ReplyCode.TOO_MANY_WAITERS,
-  LIMIT_MISMATCH: ReplyCode.LIMIT_MISMATCH,
-  PERMITS_MISMATCH: ReplyCode.PERMITS_MISMATCH,
-  SESSION_EXISTS: ReplyCode.SESSION_EXISTS,
-  SESSION_NOT_FOUND: ReplyCode.SESSION_NOT_FOUND,
-  TOO_MANY_HOLDS: ReplyCode.TOO_MANY_HOLDS,
-  TOO_MANY_SESSIONS: ReplyCode.TOO_MANY_SESSIONS,
-} as const
-
 /** `local NAME = value` for each code (one statement: a script pays for each line it defines). */
 export function luaConstants(codes: Readonly<Record<string, number>>): string {
   const names = Object.keys(codes)
