@@ -216,13 +216,13 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
     // counted from the acquire's send time may be little or nothing, so a renew re-anchors it.
     if (g.doneAt - g.sentAt > validityMs * CUT_SHARE) {
       stats.reanchor.needed++
-      const { window, answer } = await renewHold()
-      if (window) {
+      const renewed = await renewHold()
+      if (renewed.window) {
         stats.reanchor.done++
-        anchor = window
-        end = window.from + window.ms
+        anchor = renewed.window
+        end = anchor.from + anchor.ms
       } else {
-        stats.reanchor.failed[answer!] = (stats.reanchor.failed[answer!] ?? 0) + 1
+        stats.reanchor.failed[renewed.answer] = (stats.reanchor.failed[renewed.answer] ?? 0) + 1
       }
     }
 
