@@ -122,7 +122,8 @@ export async function contend(options: ContendOptions): Promise<ContendStats> {
           const renewed = session
             ? await request(base, 'PUT', `/sessions/${session}/keepalive`)
             : await request(base, 'PUT', `${path}/renew`, { token })
-          const kept = renewed.status === 200 && (!session || (renewed.body.holds as { key: string }[]).some((h) => h.key === key))
+          const kept =
+            renewed.status === 200 && (!session || (renewed.body.holds as { key: string }[] | undefined)?.some((h) => h.key === key))
           if (kept) {
             reanchored = { sentAt, validityMs: renewed.body.validityMs as number }
             end = sentAt + reanchored.validityMs
