@@ -1,13 +1,17 @@
 /**
  * The workload: contending clients on a few keys per hold kind, each request to a random replica.
  * Every hold is recorded in the history checker as the interval the client believed it held the
- * lock: [grant received, min(release sent, acquire sent + validityMs)], where a successful renew
- * moves the end to renew sent + its validityMs. Clients use short TTLs; some wait in line, some renew, some
- * overstay their validity before releasing, some never release.
+ * lock: [grant received, min(release sent, anchor + validityMs)]. The anchor is the acquire's send
+ * time; a grant that arrives after a third of its validity (a long wait in line) is renewed at once and
+ * anchored on that renew's send time instead, as lockctl does; a successful renew moves the end to renew
+ * sent + its validityMs. Clients use short TTLs; some wait in line, some renew, some overstay their
+ * validity before releasing, some never release. A renew or release answered 404/409 although sent
+ * while the client believed it held the lock is recorded as lost (the report judges it), an acquire
+ * with a fresh token answered 200 as a wrong grant.
  */
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { History } from '../harness/history.js'
+import { CUT_SHARE, type History } from '../harness/history.js'
 import { request, RequestTimeout, type HttpResult } from '../harness/http.js'
 import type { HoldKind, HoldSpec } from './kinds/index.js'
 import type { ServiceSettings } from './options.js'
@@ -26,6 +30,14 @@ export interface Problem {
   what: string
 }
 
+/** A renew or release answered 404/409 although sent while the client believed it held the lock. */
+export interface LostHold extends Problem {
+  /** ms after the start: when the answer came, when the hold's acquire was sent, and when its window ended */
+  doneAt: number
+  heldSince: number
+  believedUntil: number
+}
+
 export interface WorkloadStats {
   /** per op, per status (or outcome) */
   statuses: Record<Op, Record<string, number>>
@@ -38,6 +50,11 @@ export interface WorkloadStats {
   unexpected: Problem[]
   /** answers later than waitMs + the node budget, and requests never answered */
   late: Problem[]
+  /** acquires with a token never used before answered 200 (a re-grant): recorded as holds, and wrong */
+  wrongGrants: Problem[]
+  lost: LostHold[]
+  /** grants that arrived after a third of their validity, how many of those a renew re-anchored, and the other renews' answers */
+  reanchor: { needed: number; done: number; failed: Record<string, number> }
 }
 
 export interface WorkloadOptions {
@@ -84,6 +101,9 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
     acquires: [],
     unexpected: [],
     late: [],
+    wrongGrants: [],
+    lost: [],
+    reanchor: { needed: 0, done: 0, failed: {} },
   }
   const budgetMs = (waitMs: number) => waitMs + 3 * o.settings.nodeTimeoutMs + SLACK_MS
   const deadline = o.startedAt + o.durationMs
@@ -114,8 +134,29 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
       stats.late.push(problem(`${outcome} after ${(doneAt - sentAt).toFixed(0)} ms (budget ${budgetMs(waitMs)} ms)`))
     }
     if (res && !isExpected(op, res)) stats.unexpected.push(problem(`${res.status} ${JSON.stringify(res.body).slice(0, 300)}`))
+    if (op === 'acquire' && res?.status === 200) stats.wrongGrants.push(problem(`200 ${JSON.stringify(res.body).slice(0, 300)}`))
     return { res, sentAt, doneAt, replica }
   }
+  type Call = Awaited<ReturnType<typeof call>>
+
+  /**
+   * A renew or release answered "not held" (404, 409, or a keepalive that no longer lists the hold) is
+   * recorded when it was sent before `end`, the end of the window the client believed it had.
+   */
+  const noteIfLost = (c: Call, end: number, heldSince: number, op: Op, path: string, gone: boolean) => {
+    if (!gone || c.sentAt >= end) return
+    stats.lost.push({
+      at: c.sentAt - o.startedAt,
+      doneAt: c.doneAt - o.startedAt,
+      heldSince: heldSince - o.startedAt,
+      believedUntil: end - o.startedAt,
+      op,
+      path,
+      replica: c.replica,
+      what: `${c.res?.status} ${JSON.stringify(c.res?.body).slice(0, 200)}`,
+    })
+  }
+  const notHeld = (c: Call) => c.res?.status === 404 || c.res?.status === 409
 
   /** After a grant: keep the hold the way `behaviour` says, record it, release it (unless abandoned). */
   const holdAndRelease = async (g: {
@@ -138,9 +179,52 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
     const label = spec.mode === 'exclusive' ? g.kind : spec.mode === 'permit' ? `${g.kind}/${spec.permits}` : `${g.kind}/${spec.mode}`
     stats.grants[label] = (stats.grants[label] ?? 0) + 1
     const fence = g.grant.body.fence as number
-    let end = g.sentAt + (g.grant.body.validityMs as number)
+    const validityMs = g.grant.body.validityMs as number
+    // The window the hold begins with, and where the client believes it ends.
+    let anchor = { from: g.sentAt, ms: validityMs }
+    let end = g.sentAt + validityMs
     // For the checker's messages: who, through which replica, what it was told.
-    let story = `${g.name} via r${g.replica} ttl ${g.ttlMs} wait ${g.waitMs} validity ${g.grant.body.validityMs as number}`
+    let story = `${g.name} via r${g.replica} ttl ${g.ttlMs} wait ${g.waitMs} validity ${validityMs}`
+
+    /** Renews the hold (its session's keepalive when bound): the new window from the renew's send time, if kept. */
+    const renewHold = async (body?: object) => {
+      const renew = g.sessionId
+        ? await call(rng, 'session', 'PUT', `/sessions/${g.sessionId}/keepalive`, '')
+        : await call(rng, 'renew', 'PUT', `${spec.path}/renew`, token, 0, body)
+      const kept =
+        renew.res?.status === 200 &&
+        (!g.sessionId || (renew.res.body.holds as { key: string }[] | undefined)?.some((h) => h.key === spec.key))
+      noteIfLost(
+        renew,
+        end,
+        g.sentAt,
+        g.sessionId ? 'session' : 'renew',
+        g.sessionId ? 'keepalive' : `PUT ${spec.path}/renew`,
+        !kept && (notHeld(renew) || renew.res?.status === 200),
+      )
+      if (!kept || !renew.res) {
+        const error = renew.res?.body.error === undefined ? '' : ` ${String(renew.res.body.error)}`
+        const answer = renew.res?.status === 200 ? '200 without the hold' : `${renew.res?.status ?? 'no answer'}${error}`
+        return { answer: `${g.sessionId ? 'keepalive' : 'renew'} ${answer}` }
+      }
+      stats.renewed++
+      story += `; renewed via r${renew.replica} at ${(renew.sentAt - o.startedAt).toFixed(0)} validity ${renew.res.body.validityMs as number}`
+      return { window: { from: renew.sentAt, ms: renew.res.body.validityMs as number } }
+    }
+
+    // The grant took more than a third of its validity (a wait in line): what is left of the window
+    // counted from the acquire's send time may be little or nothing, so a renew re-anchors it.
+    if (g.doneAt - g.sentAt > validityMs * CUT_SHARE) {
+      stats.reanchor.needed++
+      const renewed = await renewHold()
+      if (renewed.window) {
+        stats.reanchor.done++
+        anchor = renewed.window
+        end = anchor.from + anchor.ms
+      } else {
+        stats.reanchor.failed[renewed.answer] = (stats.reanchor.failed[renewed.answer] ?? 0) + 1
+      }
+    }
 
     if (behaviour === 'renew') {
       for (let n = rng.int(1, 2); n > 0; n--) {
@@ -149,18 +233,11 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
         // A renew sets a new expiry. Never a shorter one: then a renew whose answer is lost (a killed
         // replica) can only have lengthened the hold, and the end believed so far stays safe.
         const left = Math.ceil(end - performance.now())
-        const renewTtl = rng.int(Math.min(ttlMax, Math.max(300, left + 100)), ttlMax)
         // A session's keepalive renews its hold for the session's TTL (never shorter than what is left:
         // the hold's lease is at most that TTL).
-        const renew = g.sessionId
-          ? await call(rng, 'session', 'PUT', `/sessions/${g.sessionId}/keepalive`, '')
-          : await call(rng, 'renew', 'PUT', `${spec.path}/renew`, token, 0, { ttlMs: renewTtl })
-        if (renew.res?.status !== 200) break
-        const kept = renew.res.body.holds as { key: string }[] | undefined
-        if (g.sessionId && !kept?.some((h) => h.key === spec.key)) break
-        stats.renewed++
-        end = renew.sentAt + (renew.res.body.validityMs as number)
-        story += `; renewed via r${renew.replica} at ${(renew.sentAt - o.startedAt).toFixed(0)} validity ${renew.res.body.validityMs as number}`
+        const { window } = await renewHold({ ttlMs: rng.int(Math.min(ttlMax, Math.max(300, left + 100)), ttlMax) })
+        if (!window) break
+        end = window.from + window.ms
       }
     } else if (behaviour === 'overstay') {
       await sleep(Math.max(0, end - performance.now()) + rng.int(50, 300))
@@ -178,14 +255,17 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
       start: rel(g.doneAt),
       end: rel(Math.min(releaseSentAt, end)),
       requestStartedAt: rel(g.sentAt),
+      validity: { from: rel(anchor.from), ms: anchor.ms },
     })
     if (behaviour === 'abandon') return
     // A session-bound hold: released by closing its session half the time.
     if (g.sessionId && rng.chance(0.5)) {
-      await call(rng, 'session', 'DELETE', `/sessions/${g.sessionId}`, '')
+      const closed = await call(rng, 'session', 'DELETE', `/sessions/${g.sessionId}`, '')
+      noteIfLost(closed, end, g.sentAt, 'session', `DELETE /sessions`, closed.res?.status === 404)
       return
     }
-    await call(rng, 'release', 'DELETE', spec.path, token)
+    const released = await call(rng, 'release', 'DELETE', spec.path, token)
+    noteIfLost(released, end, g.sentAt, 'release', `DELETE ${spec.path}`, notHeld(released))
     if (g.sessionId) await call(rng, 'session', 'DELETE', `/sessions/${g.sessionId}`, '')
   }
 
@@ -218,7 +298,8 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
       const query = `?ttl=${ttlMs}${waitMs > 0 ? `&wait=${waitMs}` : ''}${spec.acquireQuery ? `&${spec.acquireQuery}` : ''}${bound}`
       const { res, sentAt, doneAt, replica } = await call(rng, 'acquire', 'POST', `${spec.path}${query}`, token, waitMs)
 
-      if (res?.status === 201) {
+      // A 200 (a re-grant, wrong for a fresh token: counted in call) is a hold too.
+      if (res?.status === 201 || res?.status === 200) {
         await holdAndRelease({
           rng,
           name,
@@ -282,13 +363,15 @@ export async function probeGrantable(o: {
     const res = await request(url, 'POST', `${spec.path}?ttl=1000${spec.acquireQuery ? `&${spec.acquireQuery}` : ''}`, { token, timeoutMs })
     if (res.status !== 201) return `${res.status} ${String(res.body.error ?? '')}`.trim()
     const doneAt = performance.now() - o.startedAt
+    const validity = { from: sentAt - o.startedAt, ms: res.body.validityMs as number }
     o.history.record({
       ...recorded(spec),
       client: `probe via r${r}`,
       fence: res.body.fence as number,
       start: doneAt,
-      end: doneAt,
-      requestStartedAt: sentAt - o.startedAt,
+      end: Math.min(performance.now() - o.startedAt, validity.from + validity.ms),
+      requestStartedAt: validity.from,
+      validity,
     })
     await request(url, 'DELETE', spec.path, { token, timeoutMs })
     return '201'

@@ -1,11 +1,12 @@
 /**
- * Turns what a run recorded into verdicts: the history checker's overlaps and fence inversions,
- * unexpected answers, late answers, availability during and outside faults, clock-fault detection,
- * and the checks after the last heal. Prints it, and gives it as JSON.
+ * Turns what a run recorded into verdicts: the history checker's overlaps and fence inversions (and
+ * how many holds it saw whole, cut short or not at all), holds lost while their client believed it
+ * held them, wrong grants, unexpected answers, late answers, availability during and outside faults,
+ * clock-fault detection, and the checks after the last heal. Prints it, and gives it as JSON.
  */
-import type { History, Violation } from '../harness/history.js'
+import type { History, Violation, Windows } from '../harness/history.js'
 import type { ClockWatch, Detection } from './clock-watch.js'
-import type { Outcome, Problem, WorkloadStats } from './clients.js'
+import type { LostHold, Outcome, Problem, WorkloadStats } from './clients.js'
 import { faultKinds } from './faults.js'
 import { describeTargets, type FaultRecord } from './nemesis.js'
 import type { Options, ServiceSettings } from './options.js'
@@ -53,7 +54,19 @@ export interface ChaosReport {
     /** per semaphore: its holds, and the most permits they took at once against its limit */
     permitPeaks: Record<string, { holds: number; maxInUse: number; limit: number }>
     examples: string[]
+    /** holds whose window was empty (not checked for overlaps) or cut short by a wait */
+    windows: Windows
+    /** grants that arrived after a third of their validity, and how many a renew re-anchored */
+    reanchor: WorkloadStats['reanchor']
   }
+  /** acquires with a fresh token answered 200 */
+  wrongGrants: Problem[]
+  /**
+   * Renews and releases answered 404/409 although sent while the client believed it held the lock:
+   * answered after the believed window ended (the request may have reached Redis after the hold
+   * expired), during a fault that makes a node faulty (it can take holds or votes away), or neither.
+   */
+  lost: { total: number; answeredLate: number; duringFaults: number; unexplained: LostHold[] }
   availability: { duringFaults: Availability; outsideFaults: Availability }
   faults: (FaultRecord & { detection?: Detection })[]
   clockReported: boolean
@@ -116,6 +129,18 @@ export function buildReport(args: {
   const during = windows(args.faults, args.settings)
   // A request is "during faults" when any part of it (sent → answered) is.
   const inFault = (a: { at: number; doneAt: number }) => during.some(([from, to]) => a.at <= to && a.doneAt >= from)
+  // A hold lost early is excused by a fault that made a node faulty at any time in its life (acquire
+  // sent → the answer that it was gone): a node restarted empty or with a clock beyond the allowance
+  // drops holds, and a paused or cut-off node holding one leaves a 404 from the others the majority.
+  // A replica killed or a clock within the allowance excuses nothing.
+  const nodeFaults = windows(
+    args.faults.filter((f) => f.faulty.length > 0),
+    args.settings,
+  )
+  const inNodeFault = (l: LostHold) => nodeFaults.some(([from, to]) => l.heldSince <= to && l.doneAt >= from)
+  const answeredLate = stats.lost.filter((l) => l.doneAt > l.believedUntil)
+  const duringFaults = stats.lost.filter((l) => l.doneAt <= l.believedUntil && inNodeFault(l))
+  const unexplained = stats.lost.filter((l) => l.doneAt <= l.believedUntil && !inNodeFault(l))
   const faults: ChaosReport['faults'] = args.faults.map((f) => (f.clock ? { ...f, detection: args.watch.detection(f) } : f))
 
   const violations: string[] = []
@@ -138,6 +163,13 @@ export function buildReport(args: {
     violations.push(
       `${stats.unexpected.length} unexpected answers (5xx other than 503 backend_unavailable/shutting_down, or a status no client expects)`,
     )
+  if (stats.wrongGrants.length > 0)
+    violations.push(`${stats.wrongGrants.length} acquires with a fresh token answered 200 (a re-grant of a hold the token never had)`)
+  if (unexplained.length > 0) {
+    const line = `${unexplained.length} holds lost within their validity with no node fault to explain it (a renew or release answered 404/409)`
+    if (scenario.exclusionChecked) violations.push(line)
+    else notes.push(`${line} (holds may be lost beyond Redlock's assumptions: reported, not failed)`)
+  }
   if (stats.late.length > 0)
     violations.push(`${stats.late.length} requests answered late or never (over waitMs + 3 × NODE_TIMEOUT_MS + 2 s)`)
   for (const f of faults) {
@@ -175,7 +207,11 @@ export function buildReport(args: {
       badIntervals: bad.length,
       permitPeaks: Object.fromEntries(args.history.permitPeaks()),
       examples: [...fences, ...overlaps, ...overLimit, ...bad].slice(0, EXAMPLES).map((v) => `[${v.kind}] ${v.message}`),
+      windows: args.history.windows(),
+      reanchor: stats.reanchor,
     },
+    wrongGrants: stats.wrongGrants,
+    lost: { total: stats.lost.length, answeredLate: answeredLate.length, duringFaults: duringFaults.length, unexplained },
     availability: {
       duringFaults: availability(stats.acquires.filter(inFault)),
       outsideFaults: availability(stats.acquires.filter((a) => !inFault(a))),
@@ -221,6 +257,16 @@ export function formatReport(r: ChaosReport): string {
   for (const [id, peak] of Object.entries(r.history.permitPeaks))
     lines.push(`  ${id}: ${peak.holds} holds, at most ${peak.maxInUse} of ${peak.limit} permits in use at once`)
   for (const e of r.history.examples) lines.push(`  ${e}`)
+  const w = r.history.windows
+  lines.push(
+    `  windows: ${w.empty} of ${w.holds} holds empty (validity ran out before the grant arrived: not checked for overlaps), ${w.cut} cut ` +
+      `(arrived after a third of their validity); ${r.history.reanchor.done} of ${r.history.reanchor.needed} slow grants re-anchored by a renew` +
+      (Object.keys(r.history.reanchor.failed).length > 0 ? ` (the others: ${counts(r.history.reanchor.failed)})` : ''),
+  )
+  lines.push(
+    `lost while believed held (renew/release 404/409): ${r.lost.total}: ${r.lost.answeredLate} answered after the window ended, ` +
+      `${r.lost.duringFaults} during node faults, ${r.lost.unexplained.length} unexplained; wrong grants (fresh token answered 200): ${r.wrongGrants.length}`,
+  )
   const a = r.availability
   lines.push(
     `availability (a fault lasts until ${RECOVERY_MS / 1000} s after its heal, or the node's quarantine or clock probation ends): 503 share of answered acquires during faults ${pct(a.duringFaults.share503)} (${a.duringFaults.unavailable}/${a.duringFaults.acquires - a.duringFaults.connectionErrors}), ` +
@@ -239,7 +285,7 @@ export function formatReport(r: ChaosReport): string {
   lines.push(
     `after the faults (${settled}): ${r.final.grantable.ok} fresh acquires granted, ${r.final.grantable.failures.length} refused; ${r.final.replicasAlive.ok} replicas alive`,
   )
-  for (const p of [...r.unexpected, ...r.late].slice(0, EXAMPLES))
+  for (const p of [...r.wrongGrants, ...r.lost.unexplained, ...r.unexpected, ...r.late].slice(0, EXAMPLES))
     lines.push(`  at ${secs(p.at)} replica ${p.replica} ${p.path}: ${p.what}`)
   for (const n of r.notes) lines.push(`note: ${n}`)
   if (r.passed) lines.push('PASS: no violation')

@@ -5,7 +5,11 @@ import type { HoldMode } from '../src/contract/words.js'
  *
  * Every hold is the interval during which a client BELIEVED it held a lock
  * (from receiving the grant until it sent its release or its validity ran
- * out). Checks, per (namespace, key):
+ * out). A grant's validityMs counts from when the service decided it, which a
+ * client only knows to lie after it sent the request: so the window is
+ * anchored on the request's send time, and after a long wait in line (which
+ * may leave nothing of it) on the send time of a renew made right after the
+ * grant (see windows()). Checks, per (namespace, key):
  *
  * - overlap:         two conflicting holds (anything but read+read, and
  *                    permits, which over_limit judges) overlap.
@@ -37,8 +41,13 @@ export interface Hold {
   fence: number
   /** Monotonic ms (performance.now()) when the client RECEIVED the grant response. */
   start: number
-  /** Monotonic ms: min(time the client SENT its release request, requestStartedAt + validityMs). */
+  /** Monotonic ms: min(time the client SENT its release request, anchor + validityMs). */
   end: number
+  /**
+   * The validity window the hold began with: `ms` long from `from` (the send time of the acquire, or of
+   * the renew that re-anchored it). Optional; windows() counts the holds it cut short.
+   */
+  validity?: { from: number; ms: number }
   /**
    * Monotonic ms when the client SENT the acquire request. Optional, but when
    * present it enables the strongest fence-order rule (recordGrant sets it).
@@ -65,6 +74,18 @@ export interface GrantTimings {
   responseAt: number
   validityMs: number
   releaseSentAt: number
+  /** A renew sent right after a long wait re-anchors the window: its send time and validity. */
+  reanchored?: { sentAt: number; validityMs: number }
+}
+
+/** A grant that arrives later than this share of its validity after its anchor counts as cut (lockctl re-anchors then). */
+export const CUT_SHARE = 1 / 3
+
+/** How many holds the checker saw whole, cut short by a wait, or not at all (empty: checked for fence order only). */
+export interface Windows {
+  holds: number
+  empty: number
+  cut: number
 }
 
 /** The part of a tap `t` that assertSafe needs. */
@@ -86,6 +107,9 @@ export class History {
 
   /** Convenience: build a Hold from timings. */
   recordGrant(args: GrantTimings): void {
+    const anchor = args.reanchored
+      ? { from: args.reanchored.sentAt, ms: args.reanchored.validityMs }
+      : { from: args.requestStartedAt, ms: args.validityMs }
     this.record({
       key: args.key,
       namespace: args.namespace,
@@ -94,9 +118,25 @@ export class History {
       client: args.client,
       fence: args.fence,
       start: args.responseAt,
-      end: Math.min(args.releaseSentAt, args.requestStartedAt + args.validityMs),
+      end: Math.min(args.releaseSentAt, anchor.from + anchor.ms),
       requestStartedAt: args.requestStartedAt,
+      validity: anchor,
     })
+  }
+
+  /**
+   * Empty: the window ran out before the grant arrived, so overlap and over-limit checks never see the
+   * hold. Cut: not empty, but the grant arrived after more than CUT_SHARE of its window had gone (holds
+   * recorded without `validity` are never counted as cut).
+   */
+  windows(): Windows {
+    let empty = 0
+    let cut = 0
+    for (const h of this.#holds) {
+      if (isEmpty(h)) empty++
+      else if (h.validity && h.start - h.validity.from > h.validity.ms * CUT_SHARE) cut++
+    }
+    return { holds: this.#holds.length, empty, cut }
   }
 
   get size(): number {

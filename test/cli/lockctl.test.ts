@@ -1,6 +1,5 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { performance } from 'node:perf_hooks'
 import t from 'tap'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
@@ -500,7 +499,9 @@ t.test('semaphores: parsing --limit, --permits and --semaphore', async (t) => {
 
 t.test('semaphores: run KEY --limit N holds one of N permits while CMD runs; the next one past the limit waits or exits 75', async (t) => {
   const dir = t.testdir()
-  const history = new History()
+  // Each CMD logs when it starts and ends (one clock for all: date), the history checker's holds.
+  const log = path.join(dir, 'log')
+  const logged = (what: 'start' | 'end') => `echo "${what} $LOCK_FENCE $LOCK_PERMITS $(date +%s%N)" >> ${log}`
   // Two 1-permit runs and one 2-permit run on a semaphore of limit 4: all three hold at once.
   const runs = (
     [
@@ -509,7 +510,6 @@ t.test('semaphores: run KEY --limit N holds one of N permits while CMD runs; the
       ['c', 2],
     ] as const
   ).map(([name, permits]) => {
-    const begun = performance.now()
     const run = spawnLockctl(
       [
         'run',
@@ -520,11 +520,11 @@ t.test('semaphores: run KEY --limit N holds one of N permits while CMD runs; the
         String(permits),
         '--ttl',
         '10s',
-        ...sh(`echo "$LOCK_FENCE $LOCK_PERMITS" > ${dir}/${name}; ${gate(dir, name)}`),
+        ...sh(`echo "$LOCK_FENCE $LOCK_PERMITS" > ${dir}/${name}; ${logged('start')}; ${gate(dir, name)}; ${logged('end')}`),
       ],
       opts,
     )
-    return { name, permits, run, begun }
+    return { name, permits, run }
   })
   for (const { name } of runs) await started(dir, name)
   const state = await get('/semaphores/sem:jobs')
@@ -555,7 +555,10 @@ t.test('semaphores: run KEY --limit N holds one of N permits while CMD runs; the
   t.same(JSON.parse(status.stdout), state.body, 'status --semaphore: the same state, never a token')
 
   // A waiting run gets the permit b gives back.
-  const waiting = spawnLockctl(['run', 'sem:jobs', '--limit', '4', '--wait', '10s', ...sh('echo $LOCK_FENCE')], opts)
+  const waiting = spawnLockctl(
+    ['run', 'sem:jobs', '--limit', '4', '--wait', '10s', ...sh(`${logged('start')}; echo $LOCK_FENCE; sleep 0.1; ${logged('end')}`)],
+    opts,
+  )
   await until('the waiting run to be in line', async () => (await get('/semaphores/sem:jobs')).body.waiters === 1)
   open(dir, 'b')
   const next = await waiting.done
@@ -566,20 +569,21 @@ t.test('semaphores: run KEY --limit N holds one of N permits while CMD runs; the
     done.map((d) => d.code),
     [0, 0, 0],
   )
-  const ended = performance.now()
-  runs.forEach(({ name, permits, begun }, i) =>
-    history.record({
-      key: 'sem:jobs',
-      namespace: 'semaphores',
-      mode: 'permit',
-      permits,
-      limit: 4,
-      client: name,
-      fence: Number(seen[i]![0]),
-      start: begun,
-      end: ended,
-    }),
-  )
+  const history = new History()
+  const lines = readFileSync(log, 'utf8').trim().split('\n')
+  const base = BigInt(lines[0]!.split(' ')[3]!)
+  const starts = new Map<string, number>()
+  for (const line of lines) {
+    const [what, fence, permits, at] = line.split(' ') as [string, string, string, string]
+    const ms = Number(BigInt(at) - base) / 1e6
+    if (what === 'start') starts.set(fence, ms)
+    else {
+      t.ok(starts.has(fence), `fence ${fence}: its CMD ended after it started`)
+      const hold = { key: 'sem:jobs', namespace: 'semaphores', mode: 'permit' as const, permits: Number(permits), limit: 4 }
+      history.record({ ...hold, client: `fence ${fence}`, fence: Number(fence), start: starts.get(fence) ?? ms, end: ms })
+    }
+  }
+  t.equal(history.size, 4, 'the three runs and the waiting one recorded, each while its CMD ran')
   history.assertSafe(t, 'lockctl runs on one semaphore')
   t.ok(Number(next.stdout) > Math.max(...seen.map(([fence]) => Number(fence))), 'the later hold has a higher fence')
   t.equal((await get('/semaphores/sem:jobs')).status, 404, 'all released')

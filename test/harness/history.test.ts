@@ -146,6 +146,45 @@ t.test('recordGrant computes end = min(releaseSentAt, requestStartedAt + validit
   t.same(kinds(probe(119)), ['overlap', 'fence_order'], 'release caps the first hold at 120')
 })
 
+t.test('a waiter whose wait outlasted its validity: empty unless a renew re-anchors its window', async (t) => {
+  // Waited 1500 ms for a grant valid 1000 ms from its decision: counted from the request, nothing is left.
+  const waiter = { key: 'k', mode: 'exclusive' as const, client: 'waiter', fence: 2, requestStartedAt: 0, responseAt: 1500 }
+  const waited = { ...waiter, validityMs: 1000, releaseSentAt: 2000 }
+  const intruder = hold({ fence: 3, client: 'intruder', start: 1800, end: 1900 })
+
+  const blind = new History()
+  blind.recordGrant(waited)
+  blind.record(intruder)
+  t.same(blind.check(), [], 'the empty hold is never checked for overlaps')
+  t.same(blind.windows(), { holds: 2, empty: 1, cut: 0 }, 'and windows() says so')
+
+  const reanchored = new History()
+  reanchored.recordGrant({ ...waited, reanchored: { sentAt: 1510, validityMs: 1000 } })
+  reanchored.record(intruder)
+  t.same(kinds(reanchored.check()), ['overlap'], 'anchored on the renew sent at 1510, it runs to its release at 2000')
+  t.same(reanchored.windows(), { holds: 2, empty: 0, cut: 0 })
+
+  const short = new History()
+  short.recordGrant({ ...waited, reanchored: { sentAt: 1510, validityMs: 200 } })
+  short.record(intruder)
+  t.same(short.check(), [], 'the renew’s validity caps it (1510 + 200 < 1800)')
+})
+
+t.test('windows(): empty and cut holds', async (t) => {
+  const h = new History()
+  const grant = { key: 'k', mode: 'exclusive' as const, client: 'c', releaseSentAt: Infinity }
+  h.recordGrant({ ...grant, fence: 1, requestStartedAt: 0, responseAt: 10, validityMs: 900 })
+  h.recordGrant({ ...grant, fence: 2, requestStartedAt: 1000, responseAt: 1300, validityMs: 900 })
+  h.recordGrant({ ...grant, fence: 3, requestStartedAt: 2000, responseAt: 2301, validityMs: 900 })
+  h.recordGrant({ ...grant, fence: 4, requestStartedAt: 3000, responseAt: 3900, validityMs: 900 })
+  h.record(hold({ fence: 5, start: 5000, end: 5001 }))
+  t.same(
+    h.windows(),
+    { holds: 5, empty: 1, cut: 1 },
+    'arrived after 10 ms and 300 ms of 900: whole; after 301 ms: cut; after 900 ms: empty; no validity recorded: never cut',
+  )
+})
+
 t.test('assertSafe', async (t) => {
   const empty = fakeT()
   new History().assertSafe(empty, 'nothing')

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Config } from '../../src/config.js'
 import { startListening, type TestApp } from '../../harness/app.js'
-import { History, type HoldMode } from '../../harness/history.js'
+import { CUT_SHARE, History, type HoldMode } from '../../harness/history.js'
 import { request } from '../../harness/http.js'
 import { startRedisCluster, type Teardown } from '../../harness/redis-server.js'
 import { startReplicas, type ServiceProcess } from '../../harness/service-process.js'
@@ -47,6 +47,14 @@ export interface ContendStats {
   grantsByMode: Partial<Record<HoldMode, number>>
   conflicts: number
   unavailable: number
+  /**
+   * Renews and releases answered 404/409 before the window the client believed it had ran out: the
+   * hold was lost within its validity. With `faults` counted here (a failover may lose holds); without,
+   * in `unexpected` too.
+   */
+  lost: number
+  /** Grants that arrived after a third of their validity, re-anchored by a renew at once (see History). */
+  reanchored: number
   /** Any other status: the contention test fails on these. */
   unexpected: string[]
 }
@@ -56,7 +64,16 @@ export interface ContendStats {
  * (with the timings the history checker needs) and counting every refusal.
  */
 export async function contend(options: ContendOptions): Promise<ContendStats> {
-  const stats: ContendStats = { grants: 0, grantsPerClient: new Map(), grantsByMode: {}, conflicts: 0, unavailable: 0, unexpected: [] }
+  const stats: ContendStats = {
+    grants: 0,
+    grantsPerClient: new Map(),
+    grantsByMode: {},
+    conflicts: 0,
+    unavailable: 0,
+    lost: 0,
+    reanchored: 0,
+    unexpected: [],
+  }
   const deadline = performance.now() + options.durationMs
   const holdMs = options.holdMs ?? (() => Math.random() * 2)
 
@@ -89,6 +106,34 @@ export async function contend(options: ContendOptions): Promise<ContendStats> {
         stats.grants++
         stats.grantsPerClient.set(name, (stats.grantsPerClient.get(name) ?? 0) + 1)
         stats.grantsByMode[mode] = (stats.grantsByMode[mode] ?? 0) + 1
+        let end = requestStartedAt + (res.body.validityMs as number)
+        /** A renew or release told "not held" before the believed window ran out: the hold was lost within its validity. */
+        const noteLost = (what: string, answer: { status: number; body: Record<string, unknown> }, sentAt: number, gone: boolean) => {
+          if (!gone || sentAt >= end || performance.now() > end) return
+          stats.lost++
+          if (!options.faults) stats.unexpected.push(`${what} ${answer.status} within the hold's validity: ${JSON.stringify(answer.body)}`)
+        }
+        const notHeld = (answer: { status: number }) => answer.status === 404 || answer.status === 409
+        // A grant after a long wait: its validity counts from the hand-off, not from the request, so
+        // a renew re-anchors the window (as lockctl does) before the hold is used.
+        let reanchored: { sentAt: number; validityMs: number } | undefined
+        if (responseAt - requestStartedAt > (res.body.validityMs as number) * CUT_SHARE) {
+          const sentAt = performance.now()
+          const renewed = session
+            ? await request(base, 'PUT', `/sessions/${session}/keepalive`)
+            : await request(base, 'PUT', `${path}/renew`, { token })
+          const kept =
+            renewed.status === 200 && (!session || (renewed.body.holds as { key: string }[] | undefined)?.some((h) => h.key === key))
+          if (kept) {
+            reanchored = { sentAt, validityMs: renewed.body.validityMs as number }
+            end = sentAt + reanchored.validityMs
+            stats.reanchored++
+          } else if (![200, 404, 409, 503].includes(renewed.status)) {
+            stats.unexpected.push(`re-anchoring renew ${renewed.status}: ${JSON.stringify(renewed.body)}`)
+          } else {
+            noteLost('re-anchoring renew', renewed, sentAt, renewed.status !== 503)
+          }
+        }
         const hold = holdMs()
         if (hold > 0) await sleep(hold)
         const releaseSentAt = performance.now()
@@ -104,10 +149,12 @@ export async function contend(options: ContendOptions): Promise<ContendStats> {
           responseAt,
           validityMs: res.body.validityMs as number,
           releaseSentAt,
+          ...(reanchored ? { reanchored } : {}),
         })
         if (session && ++round % 2 === 0) {
           // Closing the session releases the hold (and hands it over); the next holds use a new one.
           const closed = await request(base, 'DELETE', `/sessions/${session}`)
+          noteLost('close session', closed, releaseSentAt, closed.status === 404)
           if (closed.status !== 200 && closed.status !== 404)
             stats.unexpected.push(`close ${closed.status}: ${JSON.stringify(closed.body)}`)
           session = await openSession()
@@ -118,7 +165,9 @@ export async function contend(options: ContendOptions): Promise<ContendStats> {
             await sleep(50)
             released = await request(base, 'DELETE', path, { token })
           }
-          // 404 / 409 not_owner: the hold lapsed first (and someone else may hold the lock now).
+          // 404 / 409 not_owner: the hold lapsed first (and someone else may hold the lock now); a
+          // loss if answered while its window was still open.
+          noteLost('release', released, releaseSentAt, notHeld(released))
           const lapsed = released.status === 404 || released.body.error === 'not_owner'
           if (released.status !== 200 && !lapsed) stats.unexpected.push(`release ${released.status}: ${JSON.stringify(released.body)}`)
         }

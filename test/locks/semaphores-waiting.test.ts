@@ -13,6 +13,7 @@ import { request } from '../../harness/http.js'
 import { contendOnNewApp, contendOnNewReplicas, type ContendStats } from '../helpers/contenders.js'
 import { History } from '../../harness/history.js'
 import { until } from '../helpers/until.js'
+import { WAITER_LEASE_MS } from '../../src/locks/waiting.js'
 
 const tok = (name: string) => `${name}-semwait-token-0000`
 const LIMIT = 4
@@ -26,7 +27,7 @@ function assertSemaphoreHistory(t: Test, history: History, stats: ContendStats, 
     stats.unavailable <= stats.grants / 20,
     `${stats.unavailable} answers 503 (a node timeout on an overloaded machine is a correct 503; a stream of them is not)`,
   )
-  t.ok(stats.grants >= 100, `${stats.grants} grants, ${stats.conflicts} refused`)
+  t.ok(stats.grants >= 100, `${stats.grants} grants (${stats.reanchored} re-anchored after a long wait), ${stats.conflicts} refused`)
   const peaks = [...history.permitPeaks().values()]
   t.ok(peaks.length > 0 && peaks.every((p) => p.maxInUse <= LIMIT), `at most ${LIMIT} permits at once: ${JSON.stringify(peaks)}`)
   t.ok(
@@ -132,6 +133,7 @@ t.test('a hand-off split across the nodes does not stop the line for a node time
     `the line never stood still for long: longest pause between grants ${Math.round(pause)} ms (${stats.grants} grants)`,
   )
   t.equal(stats.grantsPerClient.size, 12, 'every client was granted')
+  t.same(stats.unexpected, [], 'only 201, 409 and release 200 were seen, and no hold was lost within its validity')
   history.assertSafe(t, 'split hand-offs, quorum of 3, two replicas')
   await Promise.all(replicas.map((r) => r.stop()))
 })
@@ -250,6 +252,8 @@ t.test('a replica that dies: a release hands the permits past its waiter', async
   const res = await second
   const took = performance.now() - released
   t.same([res.status, res.body.permits], [201, 2], 'the second waiter is granted although the first one’s replica is gone')
-  t.ok(took < 5000, `within ${took.toFixed(0)} ms of the release (a push to the dead replica reaches nobody, or its lease lapses)`)
+  // Not the slow way round, the dead waiter's lease lapsing (WAITER_LEASE_MS, renewed every second):
+  // the release's push reaches no subscriber, so the permits go past the dead waiter at once.
+  t.ok(took < WAITER_LEASE_MS / 2, `within ${took.toFixed(0)} ms of the release, well before the dead waiter's lease could lapse`)
   t.same((await request(survivor.url, 'GET', key)).body.waiters, 0, 'the dead waiter left the line')
 })

@@ -7,7 +7,7 @@ import type { Config } from '../../src/config.js'
 import { startApp } from '../../harness/app.js'
 
 /**
- * The behaviour of /locks/:key as DESIGN §1 states it, runnable against any backend: one Redis, or a
+ * The behaviour of /locks/:key as the README and openapi.yaml describe it, runnable against any backend: one Redis, or a
  * quorum of N, a Redis Cluster, a Sentinel-managed primary (`overrides`: redisMode and the like). Every reply is also checked against the zod schema the OpenAPI document comes from.
  */
 export async function exclusiveSuite(t: Test, redisUrls: readonly string[], overrides: Partial<Config> = {}): Promise<void> {

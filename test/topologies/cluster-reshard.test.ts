@@ -17,8 +17,14 @@ t.test('resharding the slots of hot locks while clients contend', async (t) => {
   const keys = ['alpha', 'bravo', 'charlie']
   const client = redis.client()
   // Each lock's keys share one slot, whatever the namespace: move the /locks one (and its /rwlocks twin).
-  const slots = await Promise.all(
-    keys.map(async (k) => (await client.cluster('KEYSLOT', lockKeys('lock-service:', 'lock', k).holds)) as number),
+  const slotOf = async (key: string) => (await client.cluster('KEYSLOT', key)) as number
+  const slots = await Promise.all(keys.map(async (k) => slotOf(lockKeys('lock-service:', 'lock', k).holds)))
+  // Every key of a lock, in either namespace, in the slot that moves.
+  const slotsOfAllKeys = await Promise.all(
+    keys.map(async (k) => {
+      const all = [...lockKeys('lock-service:', 'lock', k).all, ...lockKeys('lock-service:', 'rw', k).all]
+      return [...new Set(await Promise.all(all.map(slotOf)))]
+    }),
   )
   client.disconnect()
   const history = new History()
@@ -49,7 +55,11 @@ t.test('resharding the slots of hot locks while clients contend', async (t) => {
   })
   await resharding
   t.equal(moves, 6, 'every hot slot moved twice while the clients ran')
-  for (const slot of slots) t.ok(slot >= 0, `slot ${slot} of a hot lock`)
+  t.same(
+    slotsOfAllKeys,
+    slots.map((slot) => [slot]),
+    'each lock’s keys, /locks and /rwlocks alike, all lived in the slot that moved',
+  )
   t.same(stats.unexpected, [], 'only 201, 409 and 503 (and 200)')
   t.ok(stats.grants >= 100, `${stats.grants} grants, ${stats.unavailable} × 503 during ${moves} slot moves`)
   history.assertSafe(t)
