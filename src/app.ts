@@ -79,9 +79,10 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     clientErrorHandler,
     bodyLimit: BODY_LIMIT,
     routerOptions: { maxParamLength: 1024 },
-    // Waiting acquires hold requests open up to MAX_WAIT_MS; nothing else should take long.
-    requestTimeout: config.maxWaitMs + 30_000,
-    connectionTimeout: config.maxWaitMs + 30_000,
+    // Waiting acquires hold requests open up to MAX_WAIT_MS, long-poll watches up to MAX_WATCH_MS (a
+    // socket with nothing to say meanwhile); nothing else should take long.
+    requestTimeout: Math.max(config.maxWaitMs, config.maxWatchMs) + 30_000,
+    connectionTimeout: Math.max(config.maxWaitMs, config.maxWatchMs) + 30_000,
     keepAliveTimeout: 72_000,
     genReqId: (req) => {
       const given = req.headers['x-request-id']

@@ -84,6 +84,7 @@ export const envSchema = z.object({
   DEFAULT_TTL_MS: integer('DEFAULT_TTL_MS', 30_000, 100, 86_400_000),
   MAX_TTL_MS: integer('MAX_TTL_MS', 3_600_000, 100, 86_400_000),
   MAX_WAIT_MS: integer('MAX_WAIT_MS', 60_000, 0, 3_600_000),
+  MAX_WATCH_MS: integer('MAX_WATCH_MS', 600_000, 1_000, 3_600_000),
   MAX_WAITERS: integer('MAX_WAITERS', 10_000, 1, 1_000_000),
   MAX_READERS: integer('MAX_READERS', 1_000, 1, 100_000),
   MAX_SEMAPHORE_LIMIT: integer('MAX_SEMAPHORE_LIMIT', 10_000, 1, 1_000_000),
@@ -248,6 +249,8 @@ export interface Config {
   readonly defaultTtlMs: number
   readonly maxTtlMs: number
   readonly maxWaitMs: number
+  /** The longest a watch may wait (a cheap long poll or stream: longer than an acquire's wait in line). */
+  readonly maxWatchMs: number
   readonly maxWaiters: number
   readonly maxReaders: number
   /** The largest limit a semaphore may have (its holds are bounded by it, as a lock's by maxReaders). */
@@ -324,6 +327,7 @@ function toConfig(e: Env, auth: Config['auth']): Config {
     defaultTtlMs: e.DEFAULT_TTL_MS,
     maxTtlMs: e.MAX_TTL_MS,
     maxWaitMs: e.MAX_WAIT_MS,
+    maxWatchMs: e.MAX_WATCH_MS,
     maxWaiters: e.MAX_WAITERS,
     maxReaders: e.MAX_READERS,
     maxSemaphoreLimit: e.MAX_SEMAPHORE_LIMIT,

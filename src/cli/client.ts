@@ -161,7 +161,9 @@ function issuesOf(err: ErrorBody): string {
     const { path, message } = (i ?? {}) as { path?: unknown; message?: unknown }
     return typeof message === 'string' ? [typeof path === 'string' && path ? `${path}: ${message}` : message] : []
   })
-  return parts.length > 0 ? ` — ${parts.join('; ')}` : ''
+  // The service's message is its first issue already: say each once.
+  const more = parts.filter((part) => part !== err.message)
+  return more.length > 0 ? ` — ${more.join('; ')}` : ''
 }
 
 export function unreachable(context: string, err: UnreachableError): CliError {

@@ -91,7 +91,15 @@ export class SessionHolds {
     let granted = false
     try {
       // As the engine's acquire: a refusal of a request that does not wait comes back as a value.
-      const outcome = await this.locks.acquire({ ...req, ttlMs: Math.max(MIN_HOLD_TTL_MS, remaining), keepTtl: false, sessionRef: ref })
+      // A hold with no owner label of its own carries its session's (the answers agree: one session).
+      const owner = req.owner ?? (done.find((r) => r.owner !== '')?.owner || undefined)
+      const outcome = await this.locks.acquire({
+        ...req,
+        ...(owner === undefined ? {} : { owner }),
+        ttlMs: Math.max(MIN_HOLD_TTL_MS, remaining),
+        keepTtl: false,
+        sessionRef: ref,
+      })
       if (outcome instanceof ServiceError) return outcome
       granted = true
       // Held now (no longer waiting in line): a keepalive that no longer finds it reports it lost.

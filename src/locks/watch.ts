@@ -11,7 +11,7 @@ import { lockKeys, sessionKeys } from './keys.js'
 import { sessionRef } from './session-id.js'
 import { sessionShowScript } from './scripts/session_show.js'
 import { watchScript } from './scripts/watch.js'
-import { storageOf, type ClientGone, type LockMode } from './types.js'
+import { kindOf, storageOf, type ClientGone, type LockMode } from './types.js'
 import { backendUnavailable, consensus, countedValues, majorityFloor, settledByCounted } from './votes.js'
 import { isoTime } from './iso-time.js'
 
@@ -83,6 +83,7 @@ export class Watchers {
   watchHold(mode: LockMode, key: string, token: string, waitMs: number, gone?: ClientGone, onHeld?: (remainingMs: number) => void) {
     const { namespace, hold } = storageOf(mode)
     const keys = lockKeys(this.config.keyPrefix, namespace, key)
+    let seenHeld = false
     const look = async (): Promise<Look> => {
       const tally = await this.quorum.ask((node) => node.call(watchScript, keys.all, { hold, token }), settledByCounted)
       const all = countedValues(tally)
@@ -93,12 +94,20 @@ export class Watchers {
           held.map((r) => r.remainingMs),
           tally.majority,
         )
+        seenHeld = true
         return { held: true, remainingMs, bound: held.some((r) => r.bound) }
       }
       const records = all.flatMap((r) =>
         r.code === ReplyCode.NOT_FOUND && r.reason !== undefined ? [{ reason: r.reason, atMs: r.atMs }] : [],
       )
-      if (records.length === 0) return { held: false }
+      if (records.length === 0) {
+        if (seenHeld) return { held: false }
+        // Not held by this token, and no record that it ever was (a mistyped token, or a hold that had
+        // expired before the watch began): what a renew would answer, not a "you lost it".
+        const others = all.filter((r) => r.code === ReplyCode.NOT_FOUND && r.othersHold).length
+        if (others > all.length - others) throw fail.notOwner(key, kindOf(mode))
+        throw fail.notFound(key, `${kindOf(mode)} "${key}" is not held by this token (it expired or was released)`)
+      }
       // The reason most nodes give (ties: the later in lostReasons).
       const reason = lostReasons[consensus(records.map((r) => lostReasons.indexOf(r.reason)))] as LostReason
       return { held: false, reason, atMs: Math.min(...records.flatMap((r) => (r.reason === reason ? [r.atMs] : []))) }

@@ -7,10 +7,11 @@
 -- ARGV[1] mode: 'read' | 'write' | 'permit'   ARGV[2] token
 --
 -- Returns  { HOLDING, fence, remainingMs, bound }   (bound: 1 when bound to a session, else 0)
---          { NOT_FOUND, reason, at }             gone: the reason include/lost.lua kept (released,
+--          { NOT_FOUND, reason, at, others }     gone: the reason include/lost.lua kept (released,
 --                                                force_released, session_lost; at: Redis ms), or '' and 0
 --                                                when no record is left (it expired, or this token never
---                                                held it)
+--                                                held it); others: 1 when another live hold is on the
+--                                                lock (renew.lua would answer NOT_OWNER), else 0
 --@include holds
 --@include label
 --@include lost
@@ -29,7 +30,12 @@ if fence and expires > now then
   redis.call('HSET', KEYS[1], watch_flag(mode, tok), '1')
   return { HOLDING, fence, expires - now, bound_to(mode, tok) ~= '' and 1 or 0 }
 end
+-- Without pruning (a watch changes nothing): a live writer, or a live read or semaphore hold.
+local function others()
+  if tonumber(redis.call('HGET', KEYS[1], 'we') or '0') > now then return 1 end
+  return redis.call('ZCOUNT', KEYS[2], '(' .. now, '+inf') > 0 and 1 or 0
+end
 local gone = redis.call('HGET', KEYS[7], tok)
-if not gone then return { NOT_FOUND, '', 0 } end
+if not gone then return { NOT_FOUND, '', 0, others() } end
 local reason, at = string.match(gone, '^([%a_]+)|(%d+)$')
-return { NOT_FOUND, reason or '', tonumber(at) or 0 }
+return { NOT_FOUND, reason or '', tonumber(at) or 0, others() }

@@ -92,6 +92,9 @@ t.test('usage errors exit 64 before any request; --help documents every command 
   t.equal(badTtl.code, 64, 'the service refusing a request (400 invalid_request) is a usage error too')
   t.match(badTtl.stderr, /ttl/)
   t.equal((await get('/locks/usage-ttl')).status, 404, 'nothing was acquired')
+  const longWait = await lockctl(['acquire', 'usage-wait', '--wait', '5m'], opts)
+  t.equal(longWait.code, 64, 'a wait over MAX_WAIT_MS: a usage error')
+  t.equal(longWait.stderr.split('(MAX_WAIT_MS)').length - 1, 1, `the service's reason is said once: ${longWait.stderr.split('\n')[0]}`)
 
   const help = await lockctl(['--help'])
   t.equal(help.code, 0)

@@ -109,6 +109,33 @@ async function ownerSuite(t: Test, nodes: readonly RedisProcess[]): Promise<void
     t.equal((full.body.owners as string[]).length, 10)
   })
 
+  t.test("a session's owner labels the holds bound to it that have none of their own", async (t) => {
+    const opened = await call('POST', '/sessions', undefined, { ttlMs: 10_000, owner: 'sess-owner-label' })
+    t.equal(opened.status, 201)
+    const session = String(opened.body.id)
+    const [lock, semaphore, own] = [fresh(), fresh(), fresh()]
+    t.equal((await call('POST', `/locks/${lock}`, tok('s1'), { session })).status, 201)
+    t.equal((await call('POST', `/semaphores/${semaphore}?limit=2`, tok('s2'), { session })).status, 201)
+    t.equal((await call('POST', `/locks/${own}`, tok('s3'), { session, owner: 'its-own-label' })).status, 201)
+
+    t.equal(lockStateSchema.parse((await call('GET', `/locks/${lock}`)).body).owner, 'sess-owner-label', 'inspect')
+    t.same((await call('POST', `/locks/${lock}`, tok('other'))).body.owners, ['sess-owner-label'], 'the 409')
+    const page = await call('GET', `/locks?prefix=${lock}`)
+    t.same(
+      (page.body.items as { owner?: string }[]).map((i) => i.owner),
+      ['sess-owner-label'],
+      'the listing',
+    )
+    const sem = semaphoreStateSchema.parse((await call('GET', `/semaphores/${semaphore}?holds=true`)).body)
+    t.same(
+      sem.holds?.map((h) => h.owner),
+      ['sess-owner-label'],
+      "the semaphore's holds",
+    )
+    t.equal(lockStateSchema.parse((await call('GET', `/locks/${own}`)).body).owner, 'its-own-label', 'a label of its own wins')
+    t.equal((await call('DELETE', `/sessions/${session}`)).status, 200)
+  })
+
   t.test('bad owners are 400 and change nothing', async (t) => {
     const key = fresh()
     for (const [what, owner] of [

@@ -67,9 +67,45 @@ async function watchSuite(t: Test, nodes: readonly RedisProcess[]): Promise<void
     const at = Date.parse((expiring.body as { at: string }).at)
     t.ok(Math.abs(at - expected) < 500, `at is the expiry (${at - expected} ms off expiresAt)`)
     t.ok(Date.now() - expected < 1500, `answered promptly after the expiry (${Date.now() - expected} ms)`)
+  })
 
-    const never = await watch(`/locks/${fresh()}/watch`, tok('x'))
-    t.match(never.body, { held: false, reason: 'expired' }, 'a token that holds nothing: gone at once')
+  t.test('a token that does not hold it gets what a renew would answer, not "expired"', async (t) => {
+    const nobody = await watch(`/locks/${fresh()}/watch`, tok('x'))
+    t.equal(nobody.status, 404, 'nobody holds it: 404')
+    t.match(nobody.body, { error: 'lock_not_found' })
+    for (const [hold, watchPath] of [
+      ['/locks/K', '/locks/K/watch'],
+      ['/rwlocks/K/write', '/rwlocks/K/write/watch'],
+      ['/rwlocks/K/read', '/rwlocks/K/read/watch'],
+      ['/semaphores/K?limit=2', '/semaphores/K/watch'],
+    ] as const) {
+      const key = fresh()
+      await acquire(hold.replace('K', key), tok('owner'), { ttlMs: 30_000 })
+      const typo = await watch(watchPath.replace('K', key), tok('typo'))
+      t.equal(typo.status, 409, `${hold}: held by another token: 409`)
+      t.match(typo.body, { error: 'not_owner' }, `${hold}: not_owner, as a renew answers`)
+      const renew = await request(a.address, 'PUT', `${hold.replace('K', key).replace(/\?.*/, '')}/renew`, { token: tok('typo') })
+      t.equal(renew.status, typo.status, `${hold}: the same status as the renew (${renew.status})`)
+    }
+    // An event stream refused at its first look answers with the status, not a 200 stream with an error.
+    const key = fresh()
+    await acquire(`/locks/${key}`, tok('owner'), { ttlMs: 30_000 })
+    const sse = await new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
+      const req = http.get(
+        new URL(`/locks/${key}/watch?wait=10s`, b.address),
+        { headers: { accept: 'text/event-stream', 'lock-token': tok('typo') } },
+        (res) => {
+          let body = ''
+          res.setEncoding('utf8')
+          res.on('data', (chunk: string) => (body += chunk))
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type']), body }))
+        },
+      )
+      req.on('error', reject)
+    })
+    t.equal(sse.status, 409, 'event stream: 409')
+    t.match(sse.type, /application\/json/)
+    t.match(errorSchema.parse(JSON.parse(sse.body)), { error: 'not_owner' })
   })
 
   t.test('held: the wait runs out; a renewal moves the expiry', async (t) => {

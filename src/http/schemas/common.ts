@@ -48,7 +48,7 @@ export const ownerSchema = z
   .regex(ownerRule.pattern, `owner: ${ownerRule.text}`)
   .describe(`Who holds it, e.g. billing-worker-3: ${ownerRule.text}. Shown by inspect, listings and a 409; not a secret`)
 
-const durationQuery = (name: string, min: number, max: number, maxName: string) =>
+export const durationQuery = (name: string, min: number, max: number, maxName: string) =>
   z
     .string()
     .transform((text, ctx) => {

@@ -1,12 +1,12 @@
 import { z } from 'zod'
 import { lostReasons } from '../../contract/words.js'
-import { tokenSchema, waitQuery, type Limits } from './common.js'
+import { durationQuery, tokenSchema } from './common.js'
 
 /** GET …/watch: the hold's token (or the Lock-Token header) and how long to wait. */
-export function watchSchemas(limits: Limits) {
-  const wait = waitQuery(limits)
+export function watchSchemas(limits: { maxWatchMs: number }) {
+  const wait = durationQuery('wait', 0, limits.maxWatchMs, 'MAX_WATCH_MS')
     .optional()
-    .describe('How long to wait for the hold to go (default 30 s, at most MAX_WAIT_MS): 1500, 1500ms, 1.5s, 2m')
+    .describe('How long to wait for the hold to go (default 30 s, at most MAX_WATCH_MS, 10 min by default): 1500, 1500ms, 1.5s, 2m')
   return {
     hold: z.strictObject({ token: tokenSchema.optional().describe("The hold's token (or the Lock-Token header)"), wait }),
     session: z.strictObject({ wait }),
@@ -20,7 +20,7 @@ export const watchResultSchema = z
       .enum(lostReasons)
       .optional()
       .describe(
-        'held false: why. expired (its lease ran out, or this token never held it), released, force_released (an admin), ' +
+        'held false: why. expired (its lease ran out while watched), released, force_released (an admin), ' +
           'session_lost (its session was closed or lapsed). A session itself: released (closed) or expired',
       ),
     at: z.string().optional().describe('held false: when it went (ISO 8601)'),

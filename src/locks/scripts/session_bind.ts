@@ -1,5 +1,5 @@
 import { ReplyCode, ScriptReplyError, type Script } from '../../redis/scripts.js'
-import { intAt, replyArray } from './reply.js'
+import { intAt, replyArray, textAt } from './reply.js'
 
 /**
  * session_bind.lua: note a hold (its entry: bound-entry.ts) as bound to the session before the acquire
@@ -8,7 +8,8 @@ import { intAt, replyArray } from './reply.js'
 export type SessionBindInput = { by: string; entry: string; maxHolds: number } | { by: string; entry: string; held: true }
 
 export type SessionBindReply =
-  | { code: typeof ReplyCode.BOUND | typeof ReplyCode.ALREADY_BOUND; ttlMs: number; remainingMs: number }
+  /** owner: the session's owner label ('' for none; '' too when marking a hold as held). */
+  | { code: typeof ReplyCode.BOUND | typeof ReplyCode.ALREADY_BOUND; ttlMs: number; remainingMs: number; owner: string }
   | { code: typeof ReplyCode.SESSION_NOT_FOUND }
   | { code: typeof ReplyCode.TOO_MANY_HOLDS; holds: number; ttlMs: number }
 
@@ -21,7 +22,7 @@ export const sessionBindScript: Script<SessionBindInput, SessionBindReply> = {
     switch (code) {
       case ReplyCode.BOUND:
       case ReplyCode.ALREADY_BOUND:
-        return { code, ttlMs: intAt('session_bind', r, 1), remainingMs: intAt('session_bind', r, 2) }
+        return { code, ttlMs: intAt('session_bind', r, 1), remainingMs: intAt('session_bind', r, 2), owner: textAt('session_bind', r, 3) }
       case ReplyCode.SESSION_NOT_FOUND:
         return { code: ReplyCode.SESSION_NOT_FOUND }
       case ReplyCode.TOO_MANY_HOLDS:

@@ -15,8 +15,11 @@ export type GoneReason = Exclude<LostReason, 'expired'>
 export type WatchReply =
   /** bound: the hold is bound to a session. */
   | { code: typeof ReplyCode.HOLDING; fence: number; remainingMs: number; bound: boolean }
-  /** reason and atMs (Redis ms): the record of why it went, when one is left (else undefined and 0). */
-  | { code: typeof ReplyCode.NOT_FOUND; reason: GoneReason | undefined; atMs: number }
+  /**
+   * reason and atMs (Redis ms): the record of why it went, when one is left (else undefined and 0);
+   * othersHold: another live hold is on the lock (a renew would answer NOT_OWNER).
+   */
+  | { code: typeof ReplyCode.NOT_FOUND; reason: GoneReason | undefined; atMs: number; othersHold: boolean }
 
 export const watchScript: Script<WatchInput, WatchReply> = {
   name: 'watch',
@@ -32,7 +35,12 @@ export const watchScript: Script<WatchInput, WatchReply> = {
           bound: intAt('watch', r, 3) === 1,
         }
       case ReplyCode.NOT_FOUND:
-        return { code: ReplyCode.NOT_FOUND, reason: goneReason(textAt('watch', r, 1)), atMs: intAt('watch', r, 2) }
+        return {
+          code: ReplyCode.NOT_FOUND,
+          reason: goneReason(textAt('watch', r, 1)),
+          atMs: intAt('watch', r, 2),
+          othersHold: intAt('watch', r, 3, 0) === 1,
+        }
     }
     throw new ScriptReplyError('watch', reply)
   },
