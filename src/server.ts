@@ -48,7 +48,8 @@ async function main(): Promise<void> {
       .join('; ')
     app.log.warn(
       { nodes, mode },
-      `lock-service listening, but cannot grant locks: ${voting.length} of ${nodes.length} Redis nodes may vote, ${app.quorum.majority} needed (${why})`,
+      `lock-service listening, but cannot grant locks: ${voting.length} of ${nodes.length} Redis nodes may vote, ` +
+        `${app.quorum.majority} needed (${why})`,
     )
   }
 }

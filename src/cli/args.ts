@@ -74,9 +74,15 @@ Exit codes:
   other  run: CMD's own exit code`
 
 const RUN = `Acquire KEY, run CMD while holding it, release it when CMD exits.
-CMD gets LOCK_KEY, LOCK_FENCE (pass it to the resource you protect) and LOCK_TOKEN in its environment (of a semaphore, also LOCK_PERMITS).
-The run opens a session (its TTL: --ttl) and binds the lock to it; the session is kept alive in the background (every third of its validity), and the lock is watched (GET …/watch) so that a force-release or a lost session stops CMD at once. SIGINT, SIGTERM, SIGHUP and SIGQUIT are forwarded to CMD's process group (CMD runs in its own; SIGTSTP is ignored).
-If the lock is lost (the watch says it is gone, a keepalive or renew answers 404/409, or they keep failing until the validity runs out), CMD's process group gets SIGTERM, then SIGKILL after --grace, and lockctl exits 70.
+CMD gets LOCK_KEY, LOCK_FENCE (pass it to the resource you protect) and LOCK_TOKEN in its environment
+(of a semaphore, also LOCK_PERMITS).
+The run opens a session (its TTL: --ttl) and binds the lock to it; the session is kept alive in the
+background (every third of its validity), and the lock is watched (GET …/watch) so that a force-release
+or a lost session stops CMD at once. SIGINT, SIGTERM, SIGHUP and SIGQUIT are forwarded to CMD's process
+group (CMD runs in its own; SIGTSTP is ignored).
+If the lock is lost (the watch says it is gone, a keepalive or renew answers 404/409, or they keep
+failing until the validity runs out), CMD's process group gets SIGTERM, then SIGKILL after --grace, and
+lockctl exits 70.
 Exits with CMD's exit code, or 128 + the signal number if CMD died by a signal.`
 
 const LIST = `Print one line per held lock, following the service's pagination cursors:
@@ -137,7 +143,8 @@ function program(out: (text: string) => void, chosen: (command: Command) => void
     .option('--url <url>', `the lock service (default: $LOCK_SERVICE_URL, else ${DEFAULT_URL})`)
     .option(
       '--key <secret>',
-      'API key, sent as "Authorization: Bearer SECRET" (default: $LOCK_SERVICE_KEY; prefer the variable: command lines are visible to other users)',
+      'API key, sent as "Authorization: Bearer SECRET" ' +
+        '(default: $LOCK_SERVICE_KEY; prefer the variable: command lines are visible to other users)',
     )
     .version(`lockctl ${version()}`, '--version', 'print the version')
     .addHelpText('after', EPILOGUE)
@@ -180,7 +187,9 @@ function program(out: (text: string) => void, chosen: (command: Command) => void
   )
   acquireOptions(
     withKey('acquire', 'acquire KEY and print the grant as one line of JSON').description(
-      'Acquire KEY and print the grant as one line of JSON ({ key, mode, token, fence, ttlMs, validityMs, expiresAt, holdCount }),\ne.g. TOKEN=$(lockctl acquire jobs:x --ttl 5m | jq -r .token).',
+      'Acquire KEY and print the grant as one line of JSON ' +
+        '({ key, mode, token, fence, ttlMs, validityMs, expiresAt, holdCount }),\n' +
+        'e.g. TOKEN=$(lockctl acquire jobs:x --ttl 5m | jq -r .token).',
     ),
   ).addOption(token('chosen by the service when absent'))
   withKey('renew', 'extend a hold you own; prints the new grant')

@@ -147,7 +147,8 @@ function field(v: unknown): string {
 
 function lockLine(l: Record<string, unknown> & { key: string }): string {
   const owner = typeof l.owner === 'string' ? ` owner=${l.owner}` : ''
-  return `${l.key} ${field(l.mode ?? 'exclusive')} fence=${field(l.fence)} remainingMs=${field(l.remainingMs)} holdCount=${field(l.holdCount)} waiters=${field(l.waiters)}${owner}`
+  const counts = `holdCount=${field(l.holdCount)} waiters=${field(l.waiters)}`
+  return `${l.key} ${field(l.mode ?? 'exclusive')} fence=${field(l.fence)} remainingMs=${field(l.remainingMs)} ${counts}${owner}`
 }
 
 /** ` owners=["a","b"]` when the holds have owner labels, else nothing. */
@@ -170,7 +171,8 @@ function semaphoreLine(l: Record<string, unknown> & { key: string }): string {
   // Each hold as FENCE:PERMITS:REMAININGMS (what `DELETE /semaphores/KEY?force=true&fence=FENCE` takes).
   const holds = Array.isArray(l.holds) ? (l.holds as { fence?: unknown; permits?: unknown; remainingMs?: unknown }[]) : []
   return (
-    `${l.key} semaphore limit=${field(l.limit)} permitsInUse=${field(l.permitsInUse)} holders=${field(l.holders)} waiters=${field(l.waiters)} ` +
+    `${l.key} semaphore limit=${field(l.limit)} permitsInUse=${field(l.permitsInUse)} ` +
+    `holders=${field(l.holders)} waiters=${field(l.waiters)} ` +
     `holds=${holds.map((h) => `${field(h.fence)}:${field(h.permits)}:${field(h.remainingMs)}`).join(',') || '-'}${ownersField(l)}`
   )
 }

@@ -190,7 +190,8 @@ async function finish(run: Run, grant: Grant, ended: Ended, signals: Signals): P
   } else if (released.status === 404 || released.status === 409) {
     const err = errorOf(released)
     run.warn(
-      `lockctl: ${run.context}: lost the lock before CMD finished: at release the service answered ${released.status} ${err.error} (${err.message})`,
+      `lockctl: ${run.context}: lost the lock before CMD finished: ` +
+        `at release the service answered ${released.status} ${err.error} (${err.message})`,
     )
     return EXIT.lockLost
   } else if (released.status !== 200) {

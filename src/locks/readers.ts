@@ -1,16 +1,6 @@
 import type { InspectReply } from './scripts/inspect.js'
+import type { ReaderHold } from './types.js'
 import { consensus, majorityFloor } from './votes.js'
-
-/**
- * One read hold, or one hold of a semaphore, as operators see it (never its token): enough to
- * force-release it by fence. `permits` is 0 for a read hold.
- */
-export interface ReaderHold {
-  fence: number
-  remainingMs: number
-  holdCount: number
-  permits: number
-}
 
 /**
  * The read (or semaphore) holds a majority of the voting replies show (in quorum mode, a hold carries

@@ -1,7 +1,6 @@
 import type { GrantBody, HoldMode, ReleaseBody } from '../contract/wire.js'
 import type { Kind } from '../errors.js'
 import type { Namespace } from './keys.js'
-import type { ReaderHold } from './readers.js'
 
 /** `exclusive`: /locks; `read` / `write`: /rwlocks; `permit`: /semaphores. */
 export type LockMode = HoldMode
@@ -126,3 +125,14 @@ export interface HoldOwner {
 
 /** The most owners inspect and a 409 name (the holds in the way). */
 export const MAX_OWNERS_SHOWN = 10
+
+/**
+ * One read hold, or one hold of a semaphore, as operators see it (never its token): enough to
+ * force-release it by fence. `permits` is 0 for a read hold.
+ */
+export interface ReaderHold {
+  fence: number
+  remainingMs: number
+  holdCount: number
+  permits: number
+}

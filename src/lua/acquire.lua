@@ -20,24 +20,26 @@
 -- Empty arguments at the end may be left out (the service sends none of ARGV[10..14] when all are '').
 -- Settings: include/settings.lua
 --
--- Returns  { 1, fence, holdCount, ttlMs }   GRANTED: a new hold, or a waiter claiming the hold handed
+-- Returns  { GRANTED, fence, holdCount, ttlMs }
+--                                           a new hold, or a waiter claiming the hold handed
 --                                           to it (include/queue.lua hand_off; TTL restarts now)
---          { 2, fence, holdCount, ttlMs }   REGRANTED: this token already held it in this mode; TTL
+--          { REGRANTED, fence, holdCount, ttlMs }
+--                                           this token already held it in this mode; TTL
 --                                           reset (to ttlMs, the kept one with ARGV[9]), count +1
 --                                           only when reentrant
---                                           (a semaphore's hold, 1 or 2: followed by its slots)
---          { -1, retryAfterMs, wakeInMs, redisUs, owner… }
---                                           HELD: a conflicting hold, or others ahead in line.
+--                                           (a semaphore's hold, either: followed by its slots)
+--          { HELD, retryAfterMs, wakeInMs, redisUs, owner… }
+--                                           a conflicting hold, or others ahead in line.
 --                                           wakeInMs: when a waiter at the front should try again
 --                                           (the conflicting holds lapse); 0: wait for a push.
 --                                           redisUs: this node's clock (µs), to date a later hand-off;
 --                                           owner…: the owner labels of the holds (include/label.lua)
---          { -4 }                           UPGRADE: a write asked for by a token holding a read
---          { -5 }                           TOO_MANY_READERS
---          { -6 }                           TOO_MANY_WAITERS
---          { -7, limit }                    LIMIT_MISMATCH: the semaphore has holds or waiters, and
+--          { UPGRADE }                      a write asked for by a token holding a read
+--          { TOO_MANY_READERS }
+--          { TOO_MANY_WAITERS }
+--          { LIMIT_MISMATCH, limit }        the semaphore has holds or waiters, and
 --                                           this limit (fixed until nobody holds or waits)
---          { -8, permits }                  PERMITS_MISMATCH: this token holds these permits
+--          { PERMITS_MISMATCH, permits }    this token holds these permits
 --@include fence
 
 local mode, tok, ttl, wid = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[6]

@@ -10,9 +10,10 @@
 -- KEYS[4..6] the line (include/queue.lua)
 -- ARGV[1] mode: 'read' | 'write'   ARGV[2] token   ARGV[3] fence
 --
--- Returns  { 1 }           COMMITTED: the fence is this token's here (its hold, if this node has one, carries it)
---          { 0, counter }  FENCE_TAKEN: this node's counter already reached the fence by another proposal: it may
---                          be another hold's; the caller tries a fence above `counter`
+-- Returns  { COMMITTED }             the fence is this token's here (its hold, if this node has one,
+--                                    carries it)
+--          { FENCE_TAKEN, counter }  this node's counter already reached the fence by another proposal:
+--                                    it may be another hold's; the caller tries a fence above `counter`
 --@include holds
 
 local mode, tok, fence = ARGV[1], ARGV[2], tonumber(ARGV[3])

@@ -8,8 +8,8 @@
 -- ARGV[1] mode: 'read' | 'write' | 'permit'   ARGV[2] token   ARGV[3] owner, ''
 -- ARGV[4] session reference, ''
 --
--- Returns  { 1 }    LABELLED
---          { -2 }   NOT_FOUND: this token holds nothing here in this mode
+-- Returns  { LABELLED }
+--          { NOT_FOUND }   this token holds nothing here in this mode
 --@include holds
 --@include label
 

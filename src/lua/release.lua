@@ -6,10 +6,10 @@
 -- KEYS[4..6] the line (include/queue.lua), KEYS[7] why watched holds went (include/lost.lua)
 -- ARGV[1] mode: 'read' | 'write'   ARGV[2] token   ARGV[3] fence hint, µs, for a hand-off (include/fence.lua)
 --
--- Returns  { 1, 0 }           RELEASED: this token's hold is gone
---          { 2, holdCount }   DECREMENTED: a reentrant hold still has holdCount holds
---          { -2 }             NOT_FOUND: nothing is held (expired or released)
---          { -3 }             NOT_OWNER: held, but not by this token in this mode
+-- Returns  { RELEASED, 0 }              this token's hold is gone
+--          { DECREMENTED, holdCount }   a reentrant hold still has holdCount holds
+--          { NOT_FOUND }                nothing is held (expired or released)
+--          { NOT_OWNER }                held, but not by this token in this mode
 local mode, tok = ARGV[1], ARGV[2]
 
 -- The fast path: the last hold of a live write hold of this token, on a lock with no readers, no line

@@ -6,10 +6,10 @@
 -- ARGV[1] mode: 'read' | 'write' | 'permit'   ARGV[2] token   ARGV[3] ttl ms, or '0' for the TTL of the hold's
 -- latest grant or renew
 --
--- Returns  { 1, fence, holdCount, ttlMs }   RENEWED (a semaphore's hold: followed by its permits, the
+-- Returns  { RENEWED, fence, holdCount, ttlMs }   (a semaphore's hold: followed by its permits, the
 --                                           semaphore's limit and the hold's slots)
---          { -2 }                           NOT_FOUND: nothing is held (expired or released)
---          { -3 }                           NOT_OWNER: held, but not by this token in this mode
+--          { NOT_FOUND }                    nothing is held (expired or released)
+--          { NOT_OWNER }                    held, but not by this token in this mode
 --@include holds
 
 local mode, tok = ARGV[1], ARGV[2]

@@ -1,5 +1,5 @@
 import type { Script } from '../../redis/scripts.js'
-import type { ReaderHold } from '../readers.js'
+import type { ReaderHold } from '../types.js'
 import { intAt, replyArray } from './reply.js'
 
 /** inspect.lua: what one node shows of a lock; changes nothing. */

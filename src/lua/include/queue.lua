@@ -121,8 +121,8 @@ local function hand_off(id, w, hint, limit, prefer)
 end
 
 -- Whether the waiter's replica renewed its place lately (it does so every second; see the header):
--- only such a waiter (and one whose entry names its token and ttl) is handed the lock. One that missed a renewal is woken instead, and takes the
--- lock itself if it is alive, so a replica cut off from Redis without closing its connections is
+-- only such a waiter (and one whose entry names its token and ttl) is handed the lock. One that missed
+-- a renewal is woken instead, and takes the lock itself if it is alive, so a replica cut off from Redis without closing its connections is
 -- not handed a lock it cannot use.
 local RENEWED_WITHIN_MS = 1500
 local function renewed_lately(w, now)
