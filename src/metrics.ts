@@ -99,7 +99,7 @@ export function createMetrics() {
     }),
     nodeRestarts: new Counter({
       name: 'redis_node_restarts_total',
-      help: 'Restarts seen (run_id changed), each starting a quarantine, by node index',
+      help: 'Restarts seen (run_id changed: the holds on it may be gone), by node index; on a quorum each starts a quarantine',
       labelNames: ['node'] as const,
       registers: [registry],
     }),

@@ -28,6 +28,8 @@ export interface NodeStatus {
   vote: VoteState
   /** ms until a node that restarted empty counts toward grants again (0: it counts) */
   quarantineMs: number
+  /** When the node last started anew since this replica met it (ISO 8601; its run_id changed), or null */
+  restartedAt: string | null
   clock: ClockStatus
   /** The latest failure talking to this node (kept after it recovers), or null */
   lastError: NodeLastError | null
@@ -188,6 +190,7 @@ export class RedisNode {
       latencyMs: this.lastLatencyMs,
       vote: this.vote,
       quarantineMs: this.rule.quarantineMs(now),
+      restartedAt: this.rule.restartedAt === undefined ? null : new Date(this.rule.restartedAt).toISOString(),
       clock: this.clock.status(now),
       lastError: this.health.lastError,
     }

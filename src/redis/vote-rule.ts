@@ -57,6 +57,8 @@ export class VoteRule {
   private connection = 0
   /** INFO said cluster_enabled:1 (a standalone URL that points into a Redis Cluster is refused at start). */
   clusterEnabled = false
+  /** When the node last started anew since this replica first met it (ms since the epoch), or undefined. */
+  restartedAt: number | undefined
 
   constructor(private readonly voter: Voter) {}
 
@@ -133,8 +135,11 @@ export class VoteRule {
       const verdict = (await voter.restartCheck({ runId, uptimeMs, previousRunId: this.runId })) ?? COUNTS_AT_ONCE
       if (connection !== this.connection) return
       if (!verdict.counts) return void retry(verdict.retryInMs)
+      const previous = this.runId
       this.runId = runId
-      if (verdict.quarantineUntil > performance.now()) this.quarantine(verdict.quarantineUntil, verdict.restarted)
+      // Seen by this replica (another run_id than before) or by the quorum's peers (restarts.ts).
+      if (verdict.restarted || (previous !== undefined && previous !== runId)) this.restarted(Date.now() - uptimeMs)
+      if (verdict.quarantineUntil > performance.now()) this.quarantine(verdict.quarantineUntil)
       this.checked = true
     } catch {
       // Not identified yet: its answers do not count until it is.
@@ -142,11 +147,29 @@ export class VoteRule {
     }
   }
 
-  private quarantine(until: number, restarted: boolean): void {
-    const { index, address, metrics, log } = this.voter
+  /**
+   * The node started anew (its run_id changed): a Redis without persistence lost every hold it had.
+   * Said once per restart, in the log, /readyz (restartedAt) and redis_node_restarts_total. Fences go
+   * on rising (the Redis TIME floor); on a quorum the restart check decides whether it may vote.
+   */
+  private restarted(startedAt: number): void {
+    const { index, address, metrics, log, topology } = this.voter
+    if (this.restartedAt !== undefined && Math.abs(this.restartedAt - startedAt) < 2000) return
+    this.restartedAt = startedAt
+    metrics.nodeRestarts.inc({ node: String(index) })
+    log?.warn(
+      { node: index, address, restartedAt: new Date(startedAt).toISOString() },
+      topology.mode === 'sentinel'
+        ? `redis node ${index} at ${address}: another server answers for it now (a failover); holds not yet replicated to it are gone`
+        : `redis node ${index} at ${address} restarted (its run_id changed): holds on it may be gone (without persistence, ` +
+            'all of them); fences stay strictly increasing',
+    )
+  }
+
+  private quarantine(until: number): void {
+    const { index, address, log } = this.voter
     this.quarantinedUntil = until
     this.timeChecksPassedAt = -1
-    if (restarted) metrics.nodeRestarts.inc({ node: String(index) })
     log?.warn(
       { node: index, address, quarantineMs: Math.round(until - performance.now()) },
       'redis node restarted recently and may have lost locks: its votes do not count until its quarantine ends',

@@ -51,6 +51,35 @@ t.test('Redis killed: 503 backend_unavailable within the node-timeout budget; ba
   t.equal((await app.inject({ method: 'GET', url: '/readyz' })).statusCode, 200)
 })
 
+t.test('a lone Redis that restarted empty is said so: a warning, /readyz restartedAt, a counter', async (t) => {
+  const redis = await startRedis({ t })
+  const { app, logs } = await startApp(t, [redis.url], { nodeTimeoutMs: NODE_TIMEOUT_MS })
+  t.equal((await app.inject({ method: 'POST', url: '/locks/before?ttl=60s' })).statusCode, 201)
+  const node = async () => (await app.inject({ method: 'GET', url: '/readyz' })).json().nodes[0] as { restartedAt: string | null }
+  t.equal((await node()).restartedAt, null, 'no restart seen yet')
+  const restarts = async () =>
+    Number(/^redis_node_restarts_total\{node="0"\} (\d+)/m.exec((await app.inject({ url: '/metrics' })).body)?.[1])
+  t.equal(await restarts(), 0)
+
+  await redis.kill()
+  const restarted = Date.now()
+  await redis.restart()
+  let seen: string | null = null
+  for (let i = 0; i < 100 && seen === null; i++) {
+    seen = (await node()).restartedAt
+    if (seen === null) await sleep(100)
+  }
+  t.ok(seen !== null, '/readyz names the restart')
+  t.ok(Math.abs(Date.parse(String(seen)) - restarted) < 3000, `restartedAt is when it started (${seen})`)
+  t.equal(await restarts(), 1, 'redis_node_restarts_total counts it once')
+  const warning = logs().filter((l) => typeof l.msg === 'string' && /restarted \(its run_id changed\): holds on it may be gone/.test(l.msg))
+  t.equal(warning.length, 1, 'one warning says holds may be gone')
+  t.equal(warning[0]?.level, 40, 'at warn')
+  t.equal((await app.inject({ method: 'GET', url: '/locks/before' })).statusCode, 404, 'the hold it had is indeed gone')
+  const after = await app.inject({ method: 'POST', url: '/locks/before?ttl=60s' })
+  t.equal(after.statusCode, 201, 'grants again')
+})
+
 t.test('Redis paused (SIGSTOP): requests time out to 503, none hangs; no false grant after it resumes', async (t) => {
   const redis = await startRedis({ t })
   const { app } = await startApp(t, [redis.url], { nodeTimeoutMs: NODE_TIMEOUT_MS })

@@ -23,7 +23,17 @@ t.test('/healthz and /readyz', async (t) => {
   const body = ready.json()
   t.equal(body.ready, true)
   t.equal(body.majority, 1)
-  t.same(Object.keys(body.nodes[0]).sort(), ['address', 'clock', 'index', 'lastError', 'latencyMs', 'quarantineMs', 'up', 'vote'])
+  t.same(Object.keys(body.nodes[0]).sort(), [
+    'address',
+    'clock',
+    'index',
+    'lastError',
+    'latencyMs',
+    'quarantineMs',
+    'restartedAt',
+    'up',
+    'vote',
+  ])
   t.equal(body.nodes[0].vote, 'counts')
   t.equal(body.nodes[0].clock.state, 'trusted')
   t.equal(body.nodes[0].lastError, null, 'no failure yet')

@@ -15,6 +15,10 @@ export const nodeStatusSchema = z.object({
         'a replica, in its quarantine after a restart, or its clock misbehaved',
     ),
   quarantineMs: z.number().describe('ms until a node that restarted recently counts toward grants again (0: it counts)'),
+  restartedAt: z
+    .string()
+    .nullable()
+    .describe('When the node last started anew (its run_id changed) since this replica met it: its holds may be gone; or null'),
   clock: z
     .object({
       state: z.enum(clockStates),
