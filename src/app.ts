@@ -6,7 +6,7 @@ import type { Config } from './config.js'
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/errors.js'
 import { installAuth } from './http/auth.js'
 import { requestLogFactory } from './http/request-log.js'
-import { BODY_LIMIT, installBodyGuards, installJsonParser } from './http/body.js'
+import { BODY_LIMIT, installJsonParser } from './http/body.js'
 import { validatorCompiler } from './http/validation.js'
 import { lockRoutes, rwlockRoutes } from './http/locks.js'
 import { semaphoreRoutes } from './http/semaphores.js'
@@ -79,9 +79,15 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     clientErrorHandler,
     bodyLimit: BODY_LIMIT,
     routerOptions: { maxParamLength: 1024 },
-    // Waiting acquires hold requests open up to MAX_WAIT_MS, long-poll watches up to MAX_WATCH_MS (a
-    // socket with nothing to say meanwhile); nothing else should take long.
-    requestTimeout: Math.max(config.maxWaitMs, config.maxWatchMs) + 30_000,
+    // A request (its headers and its body: at most 16 KiB) must arrive within BODY_TIMEOUT_MS, else
+    // Node answers 408 through clientErrorHandler. Node checks this every connectionsCheckingInterval:
+    // no work per request. Answering may take long (a waiting acquire up to MAX_WAIT_MS, a long-poll
+    // watch up to MAX_WATCH_MS, with nothing on the socket meanwhile): the idle timeout allows that.
+    requestTimeout: config.bodyTimeoutMs,
+    http: {
+      headersTimeout: config.bodyTimeoutMs,
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(config.bodyTimeoutMs / 4))),
+    },
     connectionTimeout: Math.max(config.maxWaitMs, config.maxWatchMs) + 30_000,
     keepAliveTimeout: 72_000,
     genReqId: (req) => {
@@ -94,7 +100,6 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   // (and the tests check replies against them) without a validation pass on every reply.
   fastify.setSerializerCompiler(() => (data) => JSON.stringify(data))
   installJsonParser(fastify)
-  installBodyGuards(fastify, config.bodyTimeoutMs)
   installErrorHandling(fastify)
   installAuth(fastify, config)
   if (!config.auth) fastify.log.warn('AUTH_FILE is not set: the service is open to every client that can reach it')

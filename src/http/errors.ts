@@ -83,7 +83,8 @@ export const frameworkErrors: NonNullable<FastifyServerOptions['frameworkErrors'
 export function clientErrorHandler(this: { log: FastifyBaseLogger }, err: ParserError, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return
   const error = clientError(err)
-  this.log.debug({ code: err.code, status: error.status }, 'refused by the HTTP parser')
+  if (error.code === 'request_timeout') this.log.warn({ code: err.code, status: error.status }, `refused: ${error.message}`)
+  else this.log.debug({ code: err.code, status: error.status }, 'refused by the HTTP parser')
   if (socket.writable) {
     const body = JSON.stringify(error.body())
     socket.write(
@@ -101,7 +102,9 @@ const HEADER_LIMIT = http.maxHeaderSize
 type ParserError = Error & { code?: string; rawPacket?: unknown }
 
 function clientError(err: ParserError): ServiceError {
-  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return new ServiceError('request_timeout', 'the request was not received in time')
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    return new ServiceError('request_timeout', 'the request (its headers or its body) did not arrive in time (BODY_TIMEOUT_MS)')
+  }
   if (err.code === 'HPE_HEADER_OVERFLOW') {
     // Node limits the request line and the headers together; when the request line is most of it,
     // the URL is what is too long.

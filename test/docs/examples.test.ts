@@ -2,7 +2,7 @@
 // live service on a free port with its own redis-server. Only two things are rewritten, in the test and
 // not in the text: localhost:8080 becomes the test's address, and a watch's long poll waits 1 s.
 // A block that cannot run here says why on the line above it: <!-- not run: REASON -->.
-import { spawn } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -148,6 +148,33 @@ for (const block of shellBlocks.filter((b) => b.notRun === undefined)) {
     t.ok(ran.stdout.trim().length > 0, 'prints something', shown)
     const lines = ran.stdout.split('\n').length
     t.ok(lines <= MAX_OUTPUT_LINES, `prints what a person reads: ${lines} lines, at most ${MAX_OUTPUT_LINES}`, shown)
+    t.same(serverErrors().slice(errorsBefore), [], 'no 5xx answer and no error logged by the service')
+  })
+}
+
+/** The examples in lockctl's own help (`e.g. …`), run like a docs block, against the same service. */
+const lockctlHelp = ['--help', ...['run', 'acquire', 'renew', 'release', 'status', 'list'].map((c) => `help ${c}`)]
+  .map((args) => execFileSync(path.join(bin, 'lockctl'), args.split(' '), { encoding: 'utf8' }))
+  .join('\n')
+const helpExamples = [...lockctlHelp.matchAll(/e\.g\. (lockctl .+|[A-Z_]+=\$\(lockctl .+\))\.?$/gm)].map((m) => m[1] as string)
+
+t.test('lockctl --help has examples, and they name no wait over the limits', async (t) => {
+  t.ok(helpExamples.length > 0, `found ${helpExamples.length}`)
+  for (const example of helpExamples) {
+    for (const { wait } of waitsIn(example)) t.ok((parseDuration(wait) ?? Infinity) <= defaults.maxWaitMs, `${example}: wait ${wait}`)
+  }
+})
+
+for (const example of new Set(helpExamples)) {
+  t.test(`lockctl --help: ${example}`, async (t) => {
+    const flushed = redis.client()
+    await flushed.flushall()
+    flushed.disconnect()
+    const errorsBefore = serverErrors().length
+    const ran = await run({ file: 'lockctl --help', line: 0, lang: 'sh', code: example })
+    t.notOk(ran.timedOut, 'finished')
+    t.equal(ran.code, 0, 'exits 0', ran)
+    t.equal(ran.stderr, '', 'writes nothing to stderr', ran)
     t.same(serverErrors().slice(errorsBefore), [], 'no 5xx answer and no error logged by the service')
   })
 }

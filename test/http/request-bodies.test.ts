@@ -45,15 +45,38 @@ t.test('a body that stops arriving gets 408 in the service shape, a log line, an
   t.equal(statusOf(text), 408, 'answered 408')
   const body = errorSchema.parse(bodyOf(text))
   t.equal(body.error, 'request_timeout')
-  t.match(body.message, /body did not arrive within 0.8 s/)
+  t.match(body.message, /did not arrive in time \(BODY_TIMEOUT_MS\)/)
   t.ok(ms >= 700 && ms < 3000, `answered after the body timeout, well before the socket timeout (${ms} ms)`)
   t.match(text, /connection: close/i, 'the connection is closed: the rest of the body would be read as a request')
   t.ok(
-    logs().some((l) => typeof l.msg === 'string' && /body stalled/.test(l.msg)),
-    'a log line says the body stalled',
+    logs().some((l) => l.level === 40 && typeof l.msg === 'string' && /did not arrive in time/.test(l.msg)),
+    'a warning says the request did not arrive in time',
   )
   const inspect = await app.inject({ method: 'GET', url: '/locks/stalled' })
   t.equal(inspect.statusCode, 404, 'nothing was granted')
+})
+
+t.test('the body timeout bounds receiving a request, never answering it: long polls and waits outlast it', async (t) => {
+  const redis = await startRedis({ t })
+  const { app } = await startApp(t, [redis.url], { bodyTimeoutMs: 500 })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const port = (app.server.address() as net.AddressInfo).port
+  const token = 'long-poll-token-0123456789'
+  t.equal((await app.inject({ method: 'POST', url: '/locks/lp?ttl=30s', headers: { 'lock-token': token } })).statusCode, 201)
+  const watch = `GET /locks/lp/watch?wait=2s HTTP/1.1\r\nHost: x\r\nLock-Token: ${token}\r\nConnection: close\r\n\r\n`
+  const body = '{"ttlMs":5000,"waitMs":3000}'
+  const wait = `POST /locks/lp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: ${body.length}\r\n\r\n${body}`
+  const [watched, waited] = await Promise.all([
+    exchange(port, [watch], 0, 6000),
+    exchange(port, [wait], 0, 6000),
+    new Promise((resolve) => setTimeout(resolve, 1500)).then(() =>
+      app.inject({ method: 'DELETE', url: '/locks/lp', headers: { 'lock-token': token } }),
+    ),
+  ])
+  t.equal(statusOf(watched.text), 200, `the watch answered after ${watched.ms} ms`)
+  t.match(bodyOf(watched.text), { held: false, reason: 'released' })
+  t.equal(statusOf(waited.text), 201, `the waiting acquire was granted after ${waited.ms} ms`)
+  t.ok(waited.ms > 1000, 'it waited longer than the body timeout')
 })
 
 t.test('a body that arrives in pieces within the timeout is taken', async (t) => {
