@@ -1,6 +1,6 @@
-import { ReplyCode, ScriptReplyError, type Script } from '../../redis/scripts.js'
+import { ReplyCode, type Script } from '../../redis/scripts.js'
 import type { HoldKind } from '../types.js'
-import { replyArray } from './reply.js'
+import { codeOnly } from './reply.js'
 
 /** hold_drop_bound.lua: a session ends: drop one of its holds, if it is still bound to the session. */
 export interface HoldDropBoundInput {
@@ -17,13 +17,5 @@ export type HoldDropBoundReply = { code: typeof ReplyCode.RELEASED } | { code: t
 export const holdDropBoundScript: Script<HoldDropBoundInput, HoldDropBoundReply> = {
   name: 'hold_drop_bound',
   args: (h) => [h.hold, h.token, h.ref, h.fenceHint],
-  decode(reply) {
-    switch (replyArray('hold_drop_bound', reply)[0]) {
-      case ReplyCode.RELEASED:
-        return { code: ReplyCode.RELEASED }
-      case ReplyCode.NOT_FOUND:
-        return { code: ReplyCode.NOT_FOUND }
-    }
-    throw new ScriptReplyError('hold_drop_bound', reply)
-  },
+  decode: (reply) => codeOnly('hold_drop_bound', reply, [ReplyCode.RELEASED, ReplyCode.NOT_FOUND]),
 }

@@ -44,3 +44,10 @@ export function integerReply(script: ScriptName, reply: unknown): number {
   if (typeof reply !== 'number') throw new ScriptReplyError(script, reply)
   return reply
 }
+
+/** A reply that is one of `codes` alone (`{ NOT_FOUND }`): decoded as `{ code }`. */
+export function codeOnly<C extends number>(script: ScriptName, reply: unknown, codes: readonly C[]): { code: C } {
+  const code = replyArray(script, reply)[0]
+  for (const known of codes) if (code === known) return { code: known }
+  throw new ScriptReplyError(script, reply)
+}
