@@ -62,14 +62,7 @@ export interface Violation {
   message: string
 }
 
-export interface GrantTimings {
-  key: string
-  namespace?: string
-  mode: HoldMode
-  permits?: number
-  limit?: number
-  client: string
-  fence: number
+export interface GrantTimings extends Pick<Hold, 'key' | 'namespace' | 'mode' | 'permits' | 'limit' | 'client' | 'fence'> {
   requestStartedAt: number
   responseAt: number
   validityMs: number
