@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the service and its tests need when it is missing: node modules (npm ci), Debian's
-# redis-server, jq (the docs' examples), promtool (Debian's prometheus package: the tests check the
-# alert rules and the dashboard's queries with it) and chromium (the test of GET /docs loads the page
-# in it). Safe to run again: it only acts on what is missing or out of date.
+# redis-server and jq (the docs' examples); with --tests (npm test) also promtool (Debian's prometheus
+# package: the tests check the alert rules and the dashboard's queries with it), gcc (the clock shim)
+# and chromium (the test of GET /docs loads the page in it). Safe to run again: it only acts on what
+# is missing or out of date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,10 +29,13 @@ apt_install() {
 }
 
 apt_install redis-server redis-server
-apt_install promtool prometheus
-# The tests build an LD_PRELOAD clock shim for redis-server (harness/clock-shim.c).
-apt_install cc gcc
 # The README's and docs' examples read JSON with jq (test/docs/examples.test.ts runs them).
 apt_install jq jq
-# test/http/api-docs.test.ts drives /usr/bin/chromium with playwright-core (which downloads no browser).
-apt_install chromium chromium
+# What only the tests need (scripts/test.sh passes --tests): npm run serve does without.
+if [ "${1:-}" = "--tests" ]; then
+  apt_install promtool prometheus
+  # The tests build an LD_PRELOAD clock shim for redis-server (harness/clock-shim.c).
+  apt_install cc gcc
+  # test/http/api-docs.test.ts drives /usr/bin/chromium with playwright-core (which downloads no browser).
+  apt_install chromium chromium
+fi
