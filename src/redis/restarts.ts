@@ -8,8 +8,13 @@ import type { Identity, RestartVerdict } from './vote-rule.js'
  * could form a second majority. So a node that restarted counts toward no majority until every hold
  * granted before its restart has lapsed: `windowMs` (MAX_TTL_MS × (1 + DRIFT_FACTOR)) from its start.
  *
- * Its start comes from the node itself (INFO uptime_in_seconds, rounded down, so the window can only
- * run long). Whether it is a *re*start (and not the first start of a new quorum, which has nothing to
+ * Its start comes from the node itself: INFO uptime_in_seconds, which Redis counts between two whole
+ * seconds of the wall clock (its start and now, each rounded down), so it can read up to a second
+ * more than the node has been up. The check takes a second off it, so the window can only run long
+ * (without that, a hold granted just before a restart outlived the quarantine by up to a second:
+ * test/faults/safety-faults.test.ts caught an overlap of 487 ms).
+ *
+ * Whether it is a *re*start (and not the first start of a new quorum, which has nothing to
  * forget) comes from its peers: every node keeps, under `<KEY_PREFIX>node:<i>:runs`, the run_ids
  * seen for node i. A young node whose record on any peer names another run_id restarted. A young
  * node counts at once only when every peer answers and none names another run_id; otherwise it
@@ -34,7 +39,8 @@ export class RestartGuard {
   /** How long a node restarted `uptimeMs` ago still waits; RedisNode.identify applies the verdict. */
   async check(node: RedisNode, identity: Identity): Promise<RestartVerdict> {
     const now = performance.now()
-    const young = identity.uptimeMs < this.windowMs
+    const uptimeMs = Math.max(0, identity.uptimeMs - UPTIME_RESOLUTION_MS)
+    const young = uptimeMs < this.windowMs
     const peers = this.nodes.filter((n) => n !== node)
     // An old node's record is reset to its current run: earlier runs no longer matter.
     const answers = await Promise.allSettled(
@@ -46,7 +52,7 @@ export class RestartGuard {
       recorded.some((runs) => runs.some((r) => r !== identity.runId))
     if (recorded.length < this.majority - 1) return { counts: false, retryInMs: 250 }
     if (!young) return { counts: true, quarantineUntil: 0, restarted }
-    if (restarted) return { counts: true, quarantineUntil: now - identity.uptimeMs + this.windowMs, restarted }
+    if (restarted) return { counts: true, quarantineUntil: now - uptimeMs + this.windowMs, restarted }
     if (recorded.length < peers.length) return { counts: false, retryInMs: 250 }
     return { counts: true, quarantineUntil: 0, restarted: false }
   }
@@ -65,3 +71,6 @@ export class RestartGuard {
     }
   }
 }
+
+/** How much more than a node's real uptime INFO's uptime_in_seconds may say (two whole seconds of the wall clock apart). */
+const UPTIME_RESOLUTION_MS = 1000
