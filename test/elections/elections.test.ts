@@ -7,7 +7,7 @@ import { startListening } from '../../harness/app.js'
 import { request } from '../../harness/http.js'
 import { startRedis } from '../../harness/redis-server.js'
 import { writeAuthFile } from '../helpers/auth-file.js'
-import { openEventStream } from '../helpers/events.js'
+import { openEventStream } from '../../harness/event-stream.js'
 import { electionSuite } from '../suites/election.js'
 
 t.test('elections on one Redis', async (t) => {
