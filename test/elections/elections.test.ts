@@ -1,5 +1,8 @@
+import { readFile } from 'node:fs/promises'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
+import YAML from 'yaml'
+import { openapiPath } from '../../src/app.js'
 import { leadershipSchema } from '../../src/http/schemas/elections.js'
 import { loadConfig } from '../../src/config.js'
 import { buildApp } from '../../src/app.js'
@@ -75,8 +78,8 @@ t.test('resign after the term lapsed: 404 lock_not_found, and no key left behind
     ['lock-service:elect:{lapsed}:e', 'lock-service:elect:{lapsed}:fence'],
     'only the term counter and the terms begun, which outlive every term on purpose',
   )
-  t.match(keys['lock-service:elect:{lapsed}:e'], /^hash\|\d+\|/, 'and they expire')
-  t.match(keys['lock-service:elect:{lapsed}:fence'], /^string\|\d+\|/)
+  t.match(keys['lock-service:elect:{lapsed}:e'], /^hash\|ttl\|/, 'and they expire')
+  t.match(keys['lock-service:elect:{lapsed}:fence'], /^string\|ttl\|/)
 })
 
 t.test('API keys: prefixes apply to election names; listing and force-release need an admin key', async (t) => {
@@ -155,4 +158,50 @@ t.test('metrics: leaders elected, vacancies by reason, observers, campaign wait,
   await request(address, 'POST', '/elections/m/campaign', { body: { candidate: 'c' } })
   await stream.next(3)
   t.equal(await metric(/^lock_election_leaderless_seconds /), 0, 'a leader again: 0')
+})
+
+t.test("observe's event stream sends what openapi.yaml declares: each event, its id, and its data's fields", async (t) => {
+  type Schema = { properties?: Record<string, Schema>; required?: string[]; const?: unknown }
+  const doc = YAML.parse(await readFile(openapiPath, 'utf8')) as {
+    paths: Record<string, { get?: { responses: Record<string, { content?: Record<string, { schema: { oneOf?: Schema[] } }> }> } }>
+  }
+  const declared = doc.paths['/elections/{name}/observe']?.get?.responses['200']?.content?.['text/event-stream']?.schema.oneOf ?? []
+  t.same(
+    declared.map((e) => e.properties?.event?.const),
+    ['elected', 'proclaimed', 'vacant', 'resync'],
+  )
+  const redis = await startRedis({ t })
+  const { address } = await startListening(t, [redis.url], { logLevel: 'error' })
+  const stream = openEventStream(address, '/elections/contract/observe?wait=20s')
+  t.teardown(() => stream.close())
+  await stream.next(1)
+  const lead = leadershipSchema.parse(
+    (await request(address, 'POST', '/elections/contract/campaign', { body: { candidate: 'a', value: 'v' } })).body,
+  )
+  await stream.next(2)
+  await request(address, 'PUT', '/elections/contract/proclaim', { token: lead.token, body: { value: 'w' } })
+  await stream.next(3)
+  const admin = redis.client()
+  t.teardown(() => admin.quit())
+  await admin.call('CLIENT', 'KILL', 'TYPE', 'pubsub')
+  await stream.next(4)
+  await request(address, 'DELETE', '/elections/contract', { token: lead.token })
+  const events = await stream.next(5)
+  t.same(
+    events.map((e) => e.event),
+    ['vacant', 'elected', 'proclaimed', 'resync', 'vacant'],
+  )
+  for (const e of events) {
+    const schema = declared.find((d) => d.properties?.event?.const === e.event)?.properties?.data
+    const fields = Object.keys(e.data)
+    t.ok(
+      fields.every((f) => f in (schema?.properties ?? {})),
+      `${e.event}: only declared fields (${fields.join(', ')})`,
+    )
+    t.ok(
+      (schema?.required ?? ['(undeclared)']).every((f) => fields.includes(f)),
+      `${e.event}: every required field`,
+    )
+    t.match(e.id, /^\d+\.\d+$/, `${e.event}: id "<term>.<revision>"`)
+  }
 })
