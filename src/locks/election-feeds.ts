@@ -366,7 +366,8 @@ export class ElectionFeeds {
     gone?: ClientGone,
   ): Promise<ObserveAnswer> {
     let wake: (() => void) | undefined
-    let changed = false
+    /** An event came while waiting (set by the listener, cleared before each wait). */
+    let changed: boolean | undefined
     const { feed, stop } = await this.follow(name, () => {
       changed = true
       wake?.()
@@ -377,18 +378,26 @@ export class ElectionFeeds {
     try {
       const first = feed.state as Observed
       if (!sameAsSeen(first, after, revision)) return { state: first, changed: true }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, waitMs)
-        wake = () => {
-          clearTimeout(timer)
-          resolve()
-        }
-        if (changed || gone?.gone || this.stopping) wake()
-      })
-      if (gone?.gone) throw fail.clientGone()
-      if (this.stopping && !changed) throw fail.shuttingDown()
-      const state = feed.state ?? first
-      return { state, changed: !sameAsSeen(state, after, revision) }
+      const deadline = performance.now() + waitMs
+      // Until the state differs from what the caller saw (a resync that changes nothing waits on).
+      for (let left = waitMs; left > 0; left = deadline - performance.now()) {
+        changed = false
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, left)
+          wake = () => {
+            clearTimeout(timer)
+            resolve()
+          }
+          if (gone?.gone || this.stopping) wake()
+        })
+        wake = undefined
+        if (gone?.gone) throw fail.clientGone()
+        const state = feed.state ?? first
+        if (!sameAsSeen(state, after, revision)) return { state, changed: true }
+        if (this.stopping) throw fail.shuttingDown()
+        if (!changed) break
+      }
+      return { state: feed.state ?? first, changed: false }
     } finally {
       this.parked.delete(parked)
       stop()

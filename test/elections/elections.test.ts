@@ -36,6 +36,19 @@ t.test('observe: a stream that may have missed something says resync; terms neve
     t.match(resync, { event: 'resync', data: { term: lead.term, revision: 1, leader: { candidate: 'a', term: lead.term } } })
   })
 
+  t.test('a long poll on the same state is not ended by a resync that changes nothing', async (t) => {
+    const lead = await campaign('resync-poll', 'a')
+    const started = Date.now()
+    const polling = request(address, 'GET', `/elections/resync-poll/observe?after=${lead.term}&revision=1&wait=1500ms`)
+    await sleep(300)
+    const admin = redis.client()
+    t.teardown(() => admin.quit())
+    await admin.call('CLIENT', 'KILL', 'TYPE', 'pubsub')
+    const answer = await polling
+    t.match(answer.body, { changed: false, term: lead.term, revision: 1 })
+    t.ok(Date.now() - started >= 1400, `it waited its whole wait (${Date.now() - started} ms)`)
+  })
+
   t.test('Redis restarted empty: resync (no leader, the term that ended), then a newer term', async (t) => {
     const lead = await campaign('resync-restart', 'a')
     const stream = openEventStream(address, '/elections/resync-restart/observe?wait=30s')
