@@ -9,6 +9,7 @@ import { buildApp } from '../../src/app.js'
 import { startListening } from '../../harness/app.js'
 import { request } from '../../harness/http.js'
 import { startRedis } from '../../harness/redis-server.js'
+import { startProxy } from '../../harness/tcp-proxy.js'
 import { writeAuthFile } from '../helpers/auth-file.js'
 import { openEventStream } from '../../harness/event-stream.js'
 import { electionSuite } from '../suites/election.js'
@@ -217,4 +218,44 @@ t.test("observe's event stream sends what openapi.yaml declares: each event, its
     )
     t.match(e.id, /^\d+\.\d+$/, `${e.event}: id "<term>.<revision>"`)
   }
+})
+
+t.test('an observer is never told an older term by another replica than the one it saw', async (t) => {
+  const redis = await startRedis({ t })
+  const proxy = await startProxy({ port: redis.port }, { t })
+  // A reads Redis directly; B through a proxy that can cut it off.
+  const a = await startListening(t, [redis.url], { logLevel: 'error' })
+  const b = await startListening(t, [proxy.url], { logLevel: 'error', nodeTimeoutMs: 300 })
+  const campaign = async (name: string, candidate: string) =>
+    leadershipSchema.parse((await request(a.address, 'POST', `/elections/${name}/campaign`, { body: { candidate, ttlMs: 20_000 } })).body)
+
+  t.test('B cut off from Redis, behind what the caller saw on A: 503, not its older state', async (t) => {
+    const first = await campaign('behind', 'one')
+    const stream = openEventStream(b.address, '/elections/behind/observe?wait=20s')
+    t.teardown(() => stream.close())
+    await stream.next(1)
+    proxy.cut('silent')
+    t.teardown(() => proxy.heal())
+    await request(a.address, 'DELETE', '/elections/behind', { token: first.token })
+    const second = await campaign('behind', 'two')
+    const asked = await request(b.address, 'GET', `/elections/behind/observe?after=${second.term}&revision=1&wait=2s`, {
+      timeoutMs: 10_000,
+    })
+    t.equal(asked.status, 503, `B cannot tell: 503 (${JSON.stringify(asked.body).slice(0, 80)})`)
+    t.notMatch(JSON.stringify(asked.body), String(first.term), 'and never the older term')
+    proxy.heal()
+  })
+
+  t.test('the nodes lost the term (a restart without persistence): no leader after the term the caller saw, not term 0', async (t) => {
+    const lead = await campaign('lost', 'one')
+    await redis.restart()
+    await sleep(300)
+    const asked = await request(b.address, 'GET', `/elections/lost/observe?after=${lead.term}&revision=1&wait=2s`, { timeoutMs: 10_000 })
+    t.equal(asked.status, 200)
+    t.match(asked.body, { term: lead.term, revision: 0, leader: null, changed: true })
+    const resumed = openEventStream(b.address, '/elections/lost/observe?wait=1s', { 'last-event-id': `${lead.term}.1` })
+    t.teardown(() => resumed.close())
+    const [first] = await resumed.next(1)
+    t.match(first, { event: 'vacant', id: `${lead.term}.0`, data: { term: lead.term } }, 'a resumed stream too (Last-Event-ID)')
+  })
 })

@@ -177,6 +177,13 @@ export function observeSchemas(limits: { maxWatchMs: number }) {
         .optional()
         .describe('How long to wait for a change (default 30 s, at most MAX_WATCH_MS): 1500, 1500ms, 1.5s, 2m'),
     }),
+    headers: z.object({
+      'last-event-id': z
+        .string()
+        .regex(/^\d{1,16}\.\d{1,16}$/, 'Last-Event-ID: "<term>.<revision>", an event\'s id')
+        .optional()
+        .describe('An event stream resumed (as EventSource does): the id of the last event seen, as after and revision'),
+    }),
   }
 }
 
