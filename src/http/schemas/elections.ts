@@ -169,7 +169,7 @@ export function observeSchemas(limits: { maxWatchMs: number }) {
     querystring: z.strictObject({
       after: wholeNumber('after', 0, Number.MAX_SAFE_INTEGER)
         .optional()
-        .describe("The term you saw (an answer's term): answers at once when the election is no longer there; absent: at once"),
+        .describe("The term you saw (an answer's term, from any replica): answers at once when the election has moved on; absent: at once"),
       revision: wholeNumber('revision', 0, Number.MAX_SAFE_INTEGER)
         .optional()
         .describe("With after: the revision you saw (an answer's revision; 0 for no leader), so that a proclaim or a vacancy counts too"),
