@@ -392,7 +392,8 @@ export class ElectionFeeds {
       this.metrics.electionObservers.set(this.observers)
       if (following.listeners.size === 0) following.poke()
     }
-    if (fresh) void following.run()
+    // run() settles its own looks' errors; anything else ends the feed (its observers time out), never the process.
+    if (fresh) following.run().catch(() => undefined)
     await following.ready()
     this.trackHold(following)
     if (!following.state) {
