@@ -67,6 +67,7 @@ export async function lockDelaySuite(t: Test, redisUrls: readonly string[], over
     )
     t.equal(refused.headers['retry-after'], String(Math.max(1, Math.ceil(retryAfterMs / 1000))))
     t.match(String(refused.body.message), /lock-delay/)
+    t.comment(`the refusal: 409 Retry-After: ${String(refused.headers['retry-after'])} ${JSON.stringify(refused.body)}`)
     t.notOk(JSON.stringify(refused.body).includes(tok('a')), 'never a token')
     const inspected = await call('GET', `/locks/${key}`)
     t.equal(inspected.status, 404, 'nothing is held')
