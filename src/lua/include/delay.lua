@@ -24,8 +24,10 @@ end
 
 local function put_delay(field, untl, delay, permits)
   redis.call('HSET', KEYS[8], field, fmt(untl) .. '|' .. delay .. '|' .. (permits or ''))
-  local at = redis.call('PEXPIRETIME', KEYS[8])
-  if at < untl then redis.call('PEXPIREAT', KEYS[8], fmt(untl)) end
+  -- The key lives until its latest entry ends (PTTL, not Redis 7's PEXPIRETIME: Redis 6.2 runs this too).
+  local now = now_ms()
+  local left = redis.call('PTTL', KEYS[8])
+  if left < 0 or now + left < untl then redis.call('PEXPIRE', KEYS[8], fmt(untl - now)) end
 end
 
 -- `tok`'s hold in `mode` now expires at `expires`: note when its delay (ms; 0 for none) would end if it
