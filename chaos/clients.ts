@@ -13,6 +13,7 @@ import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { CUT_SHARE, type History } from '../harness/history.js'
 import { request, RequestTimeout, type HttpResult } from '../harness/http.js'
+import type { DelayedEnd, GrantSeen } from './delay-check.js'
 import { MAX_CHAOS_LOCK_DELAY_MS, withLockDelay, type HoldKind, type HoldSpec } from './kinds/index.js'
 import type { ServiceSettings } from './options.js'
 import { stream, type Rng } from './prng.js'
@@ -55,6 +56,8 @@ export interface WorkloadStats {
   lost: LostHold[]
   /** grants that arrived after a third of their validity, how many of those a renew re-anchored, and the other renews' answers */
   reanchor: { needed: number; done: number; failed: Record<string, number> }
+  /** for the lock-delay check (delay-check.ts): every grant, and the holds with a delay never released */
+  delay: { grants: GrantSeen[]; ends: DelayedEnd[] }
 }
 
 export interface WorkloadOptions {
@@ -104,6 +107,7 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
     wrongGrants: [],
     lost: [],
     reanchor: { needed: 0, done: 0, failed: {} },
+    delay: { grants: [], ends: [] },
   }
   const budgetMs = (waitMs: number) => waitMs + 3 * o.settings.nodeTimeoutMs + SLACK_MS
   const deadline = o.startedAt + o.durationMs
@@ -263,15 +267,25 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
       requestStartedAt: rel(g.sentAt),
       validity: { from: rel(anchor.from), ms: anchor.ms },
     })
-    if (behaviour === 'abandon') return
+    stats.delay.grants.push({ ...recorded(spec), at: rel(g.sentAt), doneAt: rel(g.doneAt) })
+    // A hold with a lock-delay that its holder never released: its delay runs from its expiry (after `end`).
+    const unreleased = () => {
+      if (spec.lockDelayMs !== undefined) {
+        stats.delay.ends.push({ ...recorded(spec), start: rel(g.doneAt), end: rel(end), delayMs: spec.lockDelayMs })
+      }
+    }
+    if (behaviour === 'abandon') return unreleased()
     // A session-bound hold: released by closing its session half the time.
     if (g.sessionId && rng.chance(0.5)) {
       const closed = await call(rng, 'session', 'DELETE', `/sessions/${g.sessionId}`, '')
       noteIfLost(closed, end, g.sentAt, 'session', `DELETE /sessions`, closed.res?.status === 404)
+      if (closed.res?.status === 404 && closed.sentAt >= end) unreleased()
       return
     }
     const released = await call(rng, 'release', 'DELETE', spec.path, token)
     noteIfLost(released, end, g.sentAt, 'release', `DELETE ${spec.path}`, notHeld(released))
+    // Gone by the time its release came (sent after the window: it lapsed), not released.
+    if (notHeld(released) && released.sentAt >= end) unreleased()
     if (g.sessionId) await call(rng, 'session', 'DELETE', `/sessions/${g.sessionId}`, '')
   }
 
