@@ -122,7 +122,13 @@ class Conformance(TestCase):
     def test_force_release_signal(self) -> None:
         k = key("force-release")
         called: List[LockLost] = []
-        with self.client.lock(k, ttl_ms=10_000, on_lost=called.append) as hold:
+        callback = threading.Event()
+
+        def on_lost(err: LockLost) -> None:
+            called.append(err)
+            callback.set()
+
+        with self.client.lock(k, ttl_ms=10_000, on_lost=on_lost) as hold:
             time.sleep(0.3)
             self.client.locks.force_release(k)
             answered = time.monotonic()
@@ -133,6 +139,7 @@ class Conformance(TestCase):
             with self.assertRaises(LockLost) as raised:
                 hold.check()
             self.assertEqual(raised.exception.reason, "force_released")
+            self.assertTrue(callback.wait(1))
         self.assertIsNone(hold.release_error, "no release error on exit after the loss")
         self.assertEqual([err.reason for err in called], ["force_released"], "on_lost was called once")
 

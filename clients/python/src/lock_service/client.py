@@ -196,7 +196,7 @@ class Client:
         attempt = 0
         while True:
             body = dict(base)
-            left_ms = max(0, int((wait_until - time.monotonic()) * 1000)) if wait else 0
+            left_ms = wait if attempt == 0 else max(0, int((wait_until - time.monotonic()) * 1000))
             if left_ms:
                 body["waitMs"] = left_ms
             sent = time.monotonic()

@@ -74,6 +74,8 @@ class _Lease:
         self._stopped = False
         self._gone = False
         self._stream: Optional[EventStream] = None
+        #: Set once the watch's stream has delivered its first event (the service watches the hold from then on).
+        self.watching = threading.Event()
         self._entered = False
         #: Renewals done (for tests and metrics): each re-anchored the deadline on its send time.
         self.renewals = 0
@@ -236,6 +238,7 @@ class _Lease:
                 self._stream = stream
             try:
                 for event in stream:
+                    self.watching.set()
                     if not event.held:
                         self._lose(event.reason or "not_held", gone=True)
                         return
@@ -394,6 +397,8 @@ class Hold(_Lease):
                 raise check.InvalidArgument("limit", "a semaphore's limit is required")
             check.permits(permits, limit)
         self.grant: Optional[Grant] = None
+        #: Whether the grant was re-anchored by an immediate renew before the block ran (after a wait).
+        self.reanchored = False
 
     @property
     def fence(self) -> int:
@@ -441,6 +446,7 @@ class Hold(_Lease):
             raise LockLost("validity_exhausted", "the hold's validity ran out before it could be re-anchored") from None
         self._validity_s = validity_ms / 1000.0
         self._anchor(sent, validity_ms)
+        self.reanchored = True
 
     def __exit__(self, exc_type: Any, exc: Optional[BaseException], tb: Any) -> bool:
         self._finish(exc)
@@ -456,6 +462,7 @@ class Hold(_Lease):
             try:
                 alive = self._client.sessions.keepalive(self.session_id, timeout_s=timeout_s)
                 if any(h.key == self.key and h.kind == self.mode and h.fence == self.grant.fence for h in alive.holds):
+                    self.ttl_ms = alive.ttl_ms  # the grant's TTL was what was left of the session's lease
                     return alive.validity_ms
             except SessionNotFound:
                 pass
