@@ -6,6 +6,7 @@ from __future__ import annotations
 import atexit
 import faulthandler
 import json
+import logging
 import os
 import secrets
 import subprocess
@@ -24,6 +25,22 @@ from lock_service import Client  # noqa: E402
 from lock_service._transport import Transport  # noqa: E402
 
 RUN = secrets.token_hex(3)
+
+
+class _Kept(logging.Handler):
+    """The library's warnings (a renewal failed, a release failed on exit) kept for the tests, not printed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: List[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+LOGGED = _Kept()
+logging.getLogger("lock_service").addHandler(LOGGED)
+logging.getLogger("lock_service").propagate = False
 _lock = threading.Lock()
 _env: Optional[Dict[str, Any]] = None
 _process: Optional["subprocess.Popen[bytes]"] = None

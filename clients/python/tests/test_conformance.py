@@ -9,7 +9,7 @@ import time
 import unittest
 from typing import Any, Dict, List
 
-from ._env import ROOT, Recorder, TestCase, admin, control, environment, key
+from ._env import LOGGED, ROOT, Recorder, TestCase, admin, control, environment, key
 
 from lock_service import (
     Client,
@@ -195,6 +195,7 @@ class Conformance(TestCase):
         self.assertLess(took, 0.3 + 0.7)
         self.assertEqual(result, "the block's result")
         self.assertIsNotNone(hold.release_error, "the release failure is attached")
+        self.assertTrue(any("could not release" in r.getMessage() and k in r.getMessage() for r in LOGGED.records), "and logged")
 
     def test_max_hold(self) -> None:
         k = key("max-hold")

@@ -68,6 +68,10 @@ class Transport:
                 return
         conn.close()
 
+    def __del__(self) -> None:
+        if hasattr(self, "_lock"):  # not when __init__ refused the URL
+            self.close()
+
     def close(self) -> None:
         with self._lock:
             self._closed = True
