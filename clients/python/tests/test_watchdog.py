@@ -60,6 +60,21 @@ class Watchdog(TestCase):
             assert info is not None
             self.assertEqual(info.fence, hold.fence)
 
+    def test_a_c_call_holding_the_gil_past_the_validity_is_a_loss_once_it_returns(self) -> None:
+        """What the library cannot do: no thread runs while a C call holds the GIL (here builtins.sum over a range),
+        so no renewal either; the loss is signalled by the time the call returns, and check() says so."""
+        started = time.monotonic()
+        sum(range(1_000_000))
+        n = int(1_000_000 * 1.2 / max(1e-4, time.monotonic() - started))  # about 1.2 s of one C call
+        k = key("c-call")
+        with self.client.lock(k, ttl_ms=600) as hold:
+            renewals = hold.renewals
+            sum(range(n))
+            self.assertEqual(hold.renewals, renewals, "no renewal while the C call held the GIL")
+            with self.assertRaises(LockLost) as raised:
+                hold.check()
+            self.assertEqual(raised.exception.reason, "validity_exhausted")
+
     def test_a_session_bound_hold_is_renewed_by_its_sessions_keepalive(self) -> None:
         k = key("bound")
         with self.client.session(ttl_ms=900) as session:
