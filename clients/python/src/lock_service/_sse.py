@@ -6,7 +6,7 @@ import http.client
 import json
 import socket
 import threading
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Dict, Iterator, Optional
 
 from .errors import LockServiceError, Timeout, Unreachable, error_from_answer
 from .types import WatchEvent
@@ -82,7 +82,7 @@ class EventStream:
 def open_stream(
     connect: Callable[[float], http.client.HTTPConnection],
     path: str,
-    headers: dict,
+    headers: Dict[str, str],
     timeout_s: float,
     label: str,
 ) -> EventStream:
@@ -104,8 +104,8 @@ def open_stream(
             body: Optional[Any] = json.loads(raw) if raw else None
         except ValueError:
             body = None
-        err: LockServiceError = error_from_answer(
+        refused: LockServiceError = error_from_answer(
             response.status, body, response.getheader("x-request-id"), response.getheader("retry-after")
         )
-        raise err
+        raise refused
     return EventStream(conn, response)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Tuple,
 from . import _validate as check
 from ._sse import EventStream, open_stream
 from ._transport import Answer, Transport
-from .errors import BackendUnavailable, LockServiceError, TooMany, TransportError, error_from_answer
+from .errors import BackendUnavailable, InvalidArgument, LockServiceError, TooMany, TransportError, error_from_answer
 from .types import (
     Grant,
     Keepalive,
@@ -51,7 +51,7 @@ def hold_path(mode: str, key: str) -> str:
         return f"/rwlocks/{key}/{mode}"
     if mode == "permit":
         return f"/semaphores/{key}"
-    raise check.InvalidArgument("mode", "must be exclusive, read, write or permit")
+    raise InvalidArgument("mode", "must be exclusive, read, write or permit")
 
 
 class Client:
@@ -177,11 +177,11 @@ class Client:
             check.session_id(session)
         if mode == "permit":
             if limit is None:
-                raise check.InvalidArgument("limit", "a semaphore's limit is required")
+                raise InvalidArgument("limit", "a semaphore's limit is required")
             check.positive(limit, "limit")
             check.permits(permits, limit)
         elif limit is not None or permits is not None:
-            raise check.InvalidArgument("limit" if limit is not None else "permits", "only a semaphore takes limit and permits")
+            raise InvalidArgument("limit" if limit is not None else "permits", "only a semaphore takes limit and permits")
         wait = wait_ms or 0
         budget = self.retry_budget_ms if retry_budget_ms is None else retry_budget_ms
         start = time.monotonic()
@@ -372,7 +372,7 @@ class RwLocks(_Holds):
     def force_release(self, key: str, mode: str, *, fence: Optional[int] = None) -> Released:
         """Admin: drop the writer, or the read hold with ``fence``."""
         if _rw(mode) == "read" and fence is None:
-            raise check.InvalidArgument("fence", "force-releasing a read hold needs its fence")
+            raise InvalidArgument("fence", "force-releasing a read hold needs its fence")
         return self._client._force_release(hold_path(mode, check.key(key)), fence)
 
     def watch(self, key: str, mode: str, token: str, *, wait_ms: Optional[int] = None) -> WatchEvent:
@@ -384,7 +384,7 @@ class RwLocks(_Holds):
 
 def _rw(mode: str) -> str:
     if mode not in ("read", "write"):
-        raise check.InvalidArgument("mode", "must be read or write")
+        raise InvalidArgument("mode", "must be read or write")
     return mode
 
 

@@ -14,6 +14,7 @@ from . import _validate as check
 from ._sse import EventStream
 from .errors import (
     BackendUnavailable,
+    InvalidArgument,
     LockLost,
     LockNotFound,
     LockServiceError,
@@ -56,7 +57,7 @@ class _Lease:
         check.positive(max_hold_ms, "max_hold_ms")
         check.positive(release_timeout_ms, "release_timeout_ms")
         if safety_margin_ms is not None and (not isinstance(safety_margin_ms, int) or safety_margin_ms < 0):
-            raise check.InvalidArgument("safety_margin_ms", "must be an integer, 0 or more")
+            raise InvalidArgument("safety_margin_ms", "must be an integer, 0 or more")
         self.lost = threading.Event()
         self.lost_reason: Optional[str] = None
         #: time.monotonic() when the loss was signalled.
@@ -298,12 +299,13 @@ class _Lease:
         log.warning("lock_service: %s: could not release on exit (%s)", self._describe(), err)
         if exc is not None:
             note = f"lock_service: the release on exit failed too: {err}"
+            add_note = getattr(exc, "add_note", None)
+            if add_note is not None:
+                add_note(note)
+            else:  # before 3.11: a traceback does not show it, but it is there
+                setattr(exc, "__notes__", [*getattr(exc, "__notes__", []), note])
             try:
-                exc.add_note(note)  # type: ignore[attr-defined]
-            except AttributeError:  # before 3.11
-                exc.__notes__ = [*getattr(exc, "__notes__", []), note]  # type: ignore[attr-defined]
-            try:
-                exc.release_error = err  # type: ignore[attr-defined]
+                setattr(exc, "release_error", err)
             except AttributeError:
                 pass
 
@@ -394,7 +396,7 @@ class Hold(_Lease):
         if self.mode == "permit":
             check.positive(limit, "limit")
             if limit is None:
-                raise check.InvalidArgument("limit", "a semaphore's limit is required")
+                raise InvalidArgument("limit", "a semaphore's limit is required")
             check.permits(permits, limit)
         self.grant: Optional[Grant] = None
         #: Whether the grant was re-anchored by an immediate renew before the block ran (after a wait).
@@ -448,9 +450,8 @@ class Hold(_Lease):
         self._anchor(sent, validity_ms)
         self.reanchored = True
 
-    def __exit__(self, exc_type: Any, exc: Optional[BaseException], tb: Any) -> bool:
+    def __exit__(self, exc_type: Any, exc: Optional[BaseException], tb: Any) -> None:
         self._finish(exc)
-        return False
 
     def _client_timeout_s(self) -> float:
         return self._client._timeout_s()
@@ -536,9 +537,8 @@ class KeptSession(_Lease):
         self._start()
         return self
 
-    def __exit__(self, exc_type: Any, exc: Optional[BaseException], tb: Any) -> bool:
+    def __exit__(self, exc_type: Any, exc: Optional[BaseException], tb: Any) -> None:
         self._finish(exc)
-        return False
 
     def _client_timeout_s(self) -> float:
         return self._client._timeout_s()
