@@ -7,12 +7,12 @@ import re
 import secrets
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Tuple, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Tuple, TypeVar, Union
 
 from . import _validate as check
 from ._sse import EventStream, open_stream
 from ._transport import Answer, Transport
-from .errors import BackendUnavailable, InvalidArgument, LockServiceError, TooMany, TransportError, error_from_answer
+from .errors import BackendUnavailable, InvalidArgument, LockLost, LockServiceError, TooMany, TransportError, error_from_answer
 from .types import (
     Grant,
     Keepalive,
@@ -93,17 +93,67 @@ class Client:
 
     # --- the one-call helpers -------------------------------------------------------------------------
 
-    def lock(self, key: str, **options: Any) -> "Hold":
+    def lock(
+        self,
+        key: str,
+        *,
+        mode: Optional[str] = None,
+        ttl_ms: Optional[int] = None,
+        wait_ms: int = 0,
+        owner: Optional[str] = None,
+        session: Union[str, "KeptSession", None] = None,
+        limit: Optional[int] = None,
+        permits: Optional[int] = None,
+        max_hold_ms: Optional[int] = None,
+        retry_budget_ms: Optional[int] = None,
+        release_timeout_ms: int = 2_000,
+        safety_margin_ms: Optional[int] = None,
+        on_lost: Optional[Callable[[LockLost], Any]] = None,
+        watch: bool = True,
+    ) -> "Hold":
         """``with client.lock(key, ttl_ms=…) as hold:`` — acquire, keep alive, signal loss, release. See ``Hold``."""
         from .hold import Hold
 
-        return Hold(self, key, **options)
+        return Hold(
+            self,
+            key,
+            mode=mode,
+            ttl_ms=ttl_ms,
+            wait_ms=wait_ms,
+            owner=owner,
+            session=session,
+            limit=limit,
+            permits=permits,
+            max_hold_ms=max_hold_ms,
+            retry_budget_ms=retry_budget_ms,
+            release_timeout_ms=release_timeout_ms,
+            safety_margin_ms=safety_margin_ms,
+            on_lost=on_lost,
+            watch=watch,
+        )
 
-    def session(self, ttl_ms: Optional[int] = None, *, owner: Optional[str] = None, **options: Any) -> "KeptSession":
+    def session(
+        self,
+        ttl_ms: Optional[int] = None,
+        *,
+        owner: Optional[str] = None,
+        release_timeout_ms: int = 2_000,
+        safety_margin_ms: Optional[int] = None,
+        on_lost: Optional[Callable[[LockLost], Any]] = None,
+        watch: bool = True,
+    ) -> "KeptSession":
         """``with client.session(ttl_ms=…) as session:`` — open a session and keep it alive; closed on exit."""
         from .hold import KeptSession
 
-        return KeptSession(self, ttl_ms=ttl_ms, owner=owner, **options)
+        return KeptSession(
+            self,
+            ttl_ms=ttl_ms,
+            owner=owner,
+            release_timeout_ms=release_timeout_ms,
+            safety_margin_ms=safety_margin_ms,
+            on_lost=on_lost,
+            watch=watch,
+        )
 
     # --- health -------------------------------------------------------------------------------------
 

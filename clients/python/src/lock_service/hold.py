@@ -493,14 +493,13 @@ class KeptSession(_Lease):
         *,
         ttl_ms: Optional[int] = None,
         owner: Optional[str] = None,
-        max_hold_ms: Optional[int] = None,
         release_timeout_ms: int = DEFAULT_RELEASE_TIMEOUT_MS,
         safety_margin_ms: Optional[int] = None,
         on_lost: Optional[Callable[[LockLost], Any]] = None,
         watch: bool = True,
     ) -> None:
         super().__init__(
-            max_hold_ms=max_hold_ms,
+            max_hold_ms=None,
             release_timeout_ms=release_timeout_ms,
             safety_margin_ms=safety_margin_ms,
             on_lost=on_lost,
