@@ -3,6 +3,8 @@ waits for a loss)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
 from typing import Any, Dict, List
 
@@ -26,7 +28,8 @@ class DocExamples(TestCase):
             compile(block, str(DOC), "exec")
             if "watch_stream" in block:
                 continue
-            exec(compile(self._here(block, env), str(DOC), "exec"), namespace)
+            with contextlib.redirect_stdout(io.StringIO()):
+                exec(compile(self._here(block, env), str(DOC), "exec"), namespace)
         self.assertEqual([b for b, _ in written], [1, 2, 3])
         self.assertEqual(len({f for _, f in written}), 1, "one fence for the whole block")
 

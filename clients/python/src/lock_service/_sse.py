@@ -6,22 +6,25 @@ import http.client
 import json
 import socket
 import threading
-from typing import Any, Callable, Dict, Iterator, Optional
+from typing import Any, Callable, Dict, Generic, Iterator, Optional, TypeVar
 
 from .errors import LockServiceError, Timeout, Unreachable, error_from_answer
-from .types import WatchEvent
+
+T = TypeVar("T")
 
 
-class EventStream:
-    """Iterate to get each event (``held`` at first and after each renewal the service sees, then ``lost``); the
-    iteration ends when the stream does (the hold was lost, or the wait ran out). ``close()`` from any thread ends it."""
+class EventStream(Generic[T]):
+    """Iterate to get each event: for a watch, a ``WatchEvent`` (``held`` at first and after each renewal the service
+    sees, then ``lost``); for an election's observe, an ``ElectionEvent``. The iteration ends when the stream does
+    (the hold was lost, or the wait ran out). ``close()`` from any thread ends it."""
 
-    def __init__(self, conn: http.client.HTTPConnection, response: http.client.HTTPResponse) -> None:
+    def __init__(self, conn: http.client.HTTPConnection, response: http.client.HTTPResponse, parse: Callable[[str, Any], T]) -> None:
         self._conn = conn
         self._response = response
+        self._parse = parse
         self._closed = threading.Event()
 
-    def __enter__(self) -> "EventStream":
+    def __enter__(self) -> "EventStream[T]":
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -43,7 +46,7 @@ class EventStream:
     def closed(self) -> bool:
         return self._closed.is_set()
 
-    def __iter__(self) -> Iterator[WatchEvent]:
+    def __iter__(self) -> Iterator[T]:
         event, data = "message", ""
         try:
             for text in self._lines():
@@ -72,11 +75,11 @@ class EventStream:
                 return
             yield line.decode("utf-8", "replace").rstrip("\r\n")
 
-    def _event(self, event: str, data: str) -> WatchEvent:
+    def _event(self, event: str, data: str) -> T:
         body: Any = json.loads(data)
         if event == "error":
             raise error_from_answer(503, body, self._response.getheader("x-request-id"), None)
-        return WatchEvent.of(body)
+        return self._parse(event, body)
 
 
 def open_stream(
@@ -85,7 +88,8 @@ def open_stream(
     headers: Dict[str, str],
     timeout_s: float,
     label: str,
-) -> EventStream:
+    parse: Callable[[str, Any], T],
+) -> EventStream[T]:
     """GET ``path`` asking for an event stream; a refusal (the first look failed) raises its typed error."""
     conn = connect(timeout_s)
     try:
@@ -108,4 +112,4 @@ def open_stream(
             response.status, body, response.getheader("x-request-id"), response.getheader("retry-after")
         )
         raise refused
-    return EventStream(conn, response)
+    return EventStream(conn, response, parse)

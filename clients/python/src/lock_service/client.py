@@ -29,6 +29,7 @@ from .types import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .elections import ElectionEvent, Leadership, Observer
     from .hold import Hold, KeptSession
 
 T = TypeVar("T")
@@ -80,6 +81,9 @@ class Client:
         self.rwlocks = RwLocks(self)
         self.semaphores = Semaphores(self)
         self.sessions = Sessions(self)
+        from .elections import Elections
+
+        self.elections = Elections(self)
 
     def __enter__(self) -> "Client":
         return self
@@ -154,6 +158,49 @@ class Client:
             on_lost=on_lost,
             watch=watch,
         )
+
+    def while_leader(
+        self,
+        name: str,
+        candidate: str,
+        *,
+        value: Optional[str] = None,
+        ttl_ms: Optional[int] = None,
+        wait_ms: int = 0,
+        session: Union[str, "KeptSession", None] = None,
+        max_hold_ms: Optional[int] = None,
+        retry_budget_ms: Optional[int] = None,
+        release_timeout_ms: int = 2_000,
+        safety_margin_ms: Optional[int] = None,
+        on_lost: Optional[Callable[[LockLost], Any]] = None,
+        watch: bool = True,
+    ) -> "Leadership":
+        """``with client.while_leader(name, candidate) as leadership:`` — campaign (waiting up to ``wait_ms``), keep the
+        term alive, signal its loss (``leadership.lost``, ``check()``), resign on exit. The term is the fence."""
+        from .elections import Leadership
+
+        return Leadership(
+            self,
+            name,
+            candidate,
+            value=value,
+            ttl_ms=ttl_ms,
+            wait_ms=wait_ms,
+            session=session,
+            max_hold_ms=max_hold_ms,
+            retry_budget_ms=retry_budget_ms,
+            release_timeout_ms=release_timeout_ms,
+            safety_margin_ms=safety_margin_ms,
+            on_lost=on_lost,
+            watch=watch,
+        )
+
+    def observe(self, name: str, on_change: Optional[Callable[["ElectionEvent"], Any]] = None) -> "Observer":
+        """Follows who leads ``name``: iterate the Observer for each change, or pass ``on_change`` and use it as a
+        context manager (called on a daemon thread until the block ends)."""
+        from .elections import Observer
+
+        return Observer(self, name, on_change)
 
     # --- health -------------------------------------------------------------------------------------
 
@@ -232,17 +279,30 @@ class Client:
             check.permits(permits, limit)
         elif limit is not None or permits is not None:
             raise InvalidArgument("limit" if limit is not None else "permits", "only a semaphore takes limit and permits")
-        wait = wait_ms or 0
-        budget = self.retry_budget_ms if retry_budget_ms is None else retry_budget_ms
-        start = time.monotonic()
-        wait_until = start + wait / 1000.0
-        give_up = wait_until + budget / 1000.0
         base: Dict[str, Any] = {"token": token}
         for name, value in (("ttlMs", ttl_ms), ("owner", owner), ("session", session), ("limit", limit), ("permits", permits)):
             if value is not None:
                 base[name] = value
         if reentrant:
             base["reentrant"] = True
+        answer, sent = self._post_retrying(path, base, wait_ms or 0, retry_budget_ms, idempotent=not reentrant, stop=stop)
+        return Grant.of(answer.body, created=answer.status == 201, sent_at=sent)
+
+    def _post_retrying(
+        self,
+        path: str,
+        base: Mapping[str, Any],
+        wait: int,
+        retry_budget_ms: Optional[int],
+        *,
+        idempotent: bool,
+        stop: Optional[threading.Event] = None,
+    ) -> Tuple[Answer, float]:
+        """POSTs an acquire (or a campaign) whose body carries the caller's token, retrying what is safe to retry
+        within the wait plus the retry budget; the 200/201 answer and the send time of the request that got it."""
+        budget = self.retry_budget_ms if retry_budget_ms is None else retry_budget_ms
+        wait_until = time.monotonic() + wait / 1000.0
+        give_up = wait_until + budget / 1000.0
         attempt = 0
         while True:
             body = dict(base)
@@ -251,11 +311,11 @@ class Client:
                 body["waitMs"] = left_ms
             sent = time.monotonic()
             try:
-                answer = self._call("POST", path, ok=(200, 201), body=body, timeout_s=self._timeout_s(left_ms), idempotent=not reentrant)
-                return Grant.of(answer.body, created=answer.status == 201, sent_at=sent)
+                answer = self._call("POST", path, ok=(200, 201), body=body, timeout_s=self._timeout_s(left_ms), idempotent=idempotent)
+                return answer, sent
             except TransportError:
                 # The same token makes a retried POST a re-acquire (200, same fence) — unless it adds a hold.
-                if reentrant:
+                if not idempotent:
                     raise
                 delay = min(1.0, 0.05 * 2**attempt) * random.uniform(0.5, 1.0)
                 if not self._may_retry(delay, give_up, stop):
@@ -317,15 +377,20 @@ class Client:
         bound = timeout_s if timeout_s is not None else self._timeout_s(wait_ms if wait_ms is not None else 30_000)
         return WatchEvent.of(self._call("GET", f"{path}/watch", query=query, token=token, timeout_s=bound).body)
 
-    def _watch_stream(self, path: str, token: Optional[str], wait_ms: Optional[int]) -> EventStream:
-        check.wait_ms(wait_ms)
-        headers = self._transport.headers({"Lock-Token": token} if token is not None else None)
+    def _watch_stream(self, path: str, token: Optional[str], wait_ms: Optional[int]) -> "EventStream[WatchEvent]":
         if token is not None:
             check.token(token)
-        url = self._transport.path(f"{path}/watch", {"wait": f"{wait_ms}ms"} if wait_ms is not None else None)
+        return self._stream(f"{path}/watch", token, {}, wait_ms, lambda event, body: WatchEvent.of(body))
+
+    def _stream(
+        self, path: str, token: Optional[str], query: Mapping[str, Any], wait_ms: Optional[int], parse: Callable[[str, Any], T]
+    ) -> "EventStream[T]":
+        check.wait_ms(wait_ms)
+        headers = self._transport.headers({"Lock-Token": token} if token is not None else None)
+        url = self._transport.path(path, {**query, "wait": f"{wait_ms}ms" if wait_ms is not None else None})
         timeout_s = self._timeout_s(wait_ms if wait_ms is not None else 30_000)
-        label = f"GET {_SESSION_IN_PATH.sub('/sessions/[redacted]', path)}/watch"
-        return open_stream(self._transport.connect, url, headers, timeout_s, label)
+        label = f"GET {_SESSION_IN_PATH.sub('/sessions/[redacted]', path)}"
+        return open_stream(self._transport.connect, url, headers, timeout_s, label, parse)
 
 
 class _Holds:
@@ -376,7 +441,7 @@ class Locks(_Holds):
         """Long poll: answers as soon as the hold is lost, or ``held=True`` when the wait (default 30 s) runs out."""
         return self._client._watch(hold_path("exclusive", check.key(key)), token, wait_ms)
 
-    def watch_stream(self, key: str, token: str, *, wait_ms: Optional[int] = None) -> EventStream:
+    def watch_stream(self, key: str, token: str, *, wait_ms: Optional[int] = None) -> "EventStream[WatchEvent]":
         """The same as a stream of events (iterate it; close it to stop)."""
         return self._client._watch_stream(hold_path("exclusive", check.key(key)), token, wait_ms)
 
@@ -428,7 +493,7 @@ class RwLocks(_Holds):
     def watch(self, key: str, mode: str, token: str, *, wait_ms: Optional[int] = None) -> WatchEvent:
         return self._client._watch(hold_path(_rw(mode), check.key(key)), token, wait_ms)
 
-    def watch_stream(self, key: str, mode: str, token: str, *, wait_ms: Optional[int] = None) -> EventStream:
+    def watch_stream(self, key: str, mode: str, token: str, *, wait_ms: Optional[int] = None) -> "EventStream[WatchEvent]":
         return self._client._watch_stream(hold_path(_rw(mode), check.key(key)), token, wait_ms)
 
 
@@ -488,7 +553,7 @@ class Semaphores(_Holds):
     def watch(self, key: str, token: str, *, wait_ms: Optional[int] = None) -> WatchEvent:
         return self._client._watch(hold_path("permit", check.key(key)), token, wait_ms)
 
-    def watch_stream(self, key: str, token: str, *, wait_ms: Optional[int] = None) -> EventStream:
+    def watch_stream(self, key: str, token: str, *, wait_ms: Optional[int] = None) -> "EventStream[WatchEvent]":
         return self._client._watch_stream(hold_path("permit", check.key(key)), token, wait_ms)
 
 
@@ -517,7 +582,7 @@ class Sessions(_Holds):
     def watch(self, session_id: str, *, wait_ms: Optional[int] = None) -> WatchEvent:
         return self._client._watch(f"/sessions/{check.session_id(session_id)}", None, wait_ms)
 
-    def watch_stream(self, session_id: str, *, wait_ms: Optional[int] = None) -> EventStream:
+    def watch_stream(self, session_id: str, *, wait_ms: Optional[int] = None) -> "EventStream[WatchEvent]":
         return self._client._watch_stream(f"/sessions/{check.session_id(session_id)}", None, wait_ms)
 
 

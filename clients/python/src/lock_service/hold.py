@@ -24,7 +24,7 @@ from .errors import (
     TooMany,
     TransportError,
 )
-from .types import Grant, Session
+from .types import Grant, Session, WatchEvent
 
 if TYPE_CHECKING:  # pragma: no cover
     from .client import Client
@@ -74,12 +74,14 @@ class _Lease:
         self._started_at = 0.0
         self._stopped = False
         self._gone = False
-        self._stream: Optional[EventStream] = None
+        self._stream: Optional[EventStream[WatchEvent]] = None
         #: Set once the watch's stream has delivered its first event (the service watches the hold from then on).
         self.watching = threading.Event()
         self._entered = False
         #: Renewals done (for tests and metrics): each re-anchored the deadline on its send time.
         self.renewals = 0
+        #: Whether the grant was re-anchored by an immediate renew before the block ran (after a wait).
+        self.reanchored = False
 
     # --- what the caller sees ---------------------------------------------------------------------------
 
@@ -309,6 +311,36 @@ class _Lease:
             except AttributeError:
                 pass
 
+    def _begin(self, sent_at: float, validity_ms: int, ttl_ms: int, may_have_waited: bool) -> None:
+        """Anchors the first window on the granting request's send time, re-anchors it when the grant came after a
+        wait (or little of the window is left), and starts the threads."""
+        self.ttl_ms = ttl_ms
+        self._started_at = sent_at
+        self._validity_s = validity_ms / 1000.0
+        self._anchor(sent_at, validity_ms)
+        now = time.monotonic()
+        waited = may_have_waited and now - sent_at >= 0.1
+        if waited or sent_at + validity_ms / 1000.0 - now < ttl_ms * 2 / 3000.0:
+            self._reanchor()
+        self._start()
+
+    def _reanchor(self) -> None:
+        """After a wait the window counted from the send time may be nearly spent: renew at once (a renew never
+        waits) and count from the renew's send time."""
+        sent = time.monotonic()
+        try:
+            validity_ms = self._renew_once(self._client_timeout_s())
+        except (LockNotFound, NotOwner, SessionNotFound) as err:
+            raise LockLost("not_held", "granted after a wait, but lapsed before it could be used") from err
+        except LockServiceError:
+            if time.monotonic() < self._limit():
+                return  # the first window still holds; the renewer keeps trying
+            self._release_bounded()
+            raise LockLost("validity_exhausted", "the validity ran out before it could be re-anchored") from None
+        self._validity_s = validity_ms / 1000.0
+        self._anchor(sent, validity_ms)
+        self.reanchored = True
+
     # --- what a kind of lease defines -------------------------------------------------------------------
 
     _validity_s = 0.0
@@ -320,7 +352,7 @@ class _Lease:
         """Renews once; the validity in ms, counted from the send time."""
         raise NotImplementedError
 
-    def _open_watch(self) -> EventStream:
+    def _open_watch(self) -> EventStream[WatchEvent]:
         raise NotImplementedError
 
     def _release_once(self, timeout_s: float) -> None:
@@ -399,8 +431,6 @@ class Hold(_Lease):
                 raise InvalidArgument("limit", "a semaphore's limit is required")
             check.permits(permits, limit)
         self.grant: Optional[Grant] = None
-        #: Whether the grant was re-anchored by an immediate renew before the block ran (after a wait).
-        self.reanchored = False
 
     @property
     def fence(self) -> int:
@@ -422,33 +452,8 @@ class Hold(_Lease):
         self._entered = True
         grant = self._client._acquire(self.mode, self.key, **self._options)  # type: ignore[arg-type]
         self.grant = grant
-        self.ttl_ms = grant.ttl_ms
-        self._started_at = grant.sent_at
-        self._validity_s = grant.validity_ms / 1000.0
-        self._anchor(grant.sent_at, grant.validity_ms)
-        now = time.monotonic()
-        waited = bool(self._options["wait_ms"]) and now - grant.sent_at >= 0.1
-        if waited or grant.valid_until - now < grant.ttl_ms * 2 / 3000.0:
-            self._reanchor()
-        self._start()
+        self._begin(grant.sent_at, grant.validity_ms, grant.ttl_ms, bool(self._options["wait_ms"]))
         return self
-
-    def _reanchor(self) -> None:
-        """After a wait the window counted from the send time may be nearly spent: renew at once (a renew never
-        waits) and count from the renew's send time."""
-        sent = time.monotonic()
-        try:
-            validity_ms = self._renew_once(self._client_timeout_s())
-        except (LockNotFound, NotOwner, SessionNotFound) as err:
-            raise LockLost("not_held", "the hold was granted after a wait but lapsed before it could be used") from err
-        except LockServiceError:
-            if time.monotonic() < self._limit():
-                return  # the first window still holds; the renewer keeps trying
-            self._release_bounded()
-            raise LockLost("validity_exhausted", "the hold's validity ran out before it could be re-anchored") from None
-        self._validity_s = validity_ms / 1000.0
-        self._anchor(sent, validity_ms)
-        self.reanchored = True
 
     def __exit__(self, exc_type: Any, exc: Optional[BaseException], tb: Any) -> None:
         self._finish(exc)
@@ -470,7 +475,7 @@ class Hold(_Lease):
             # The session no longer has it: the hold's own renew says why (gone, or not ours).
         return self._client._renew(self._path, self.grant.token, None, timeout_s).validity_ms
 
-    def _open_watch(self) -> EventStream:
+    def _open_watch(self) -> EventStream[WatchEvent]:
         assert self.grant is not None
         return self._client._watch_stream(self._path, self.grant.token, None)
 
@@ -528,12 +533,7 @@ class KeptSession(_Lease):
         self._entered = True
         sent = time.monotonic()
         self.session = self._client.sessions.open(ttl_ms=self._ttl_option, owner=self._owner)
-        self.ttl_ms = self.session.ttl_ms
-        self._started_at = sent
-        validity_ms = int(self.ttl_ms * (1 - _DRIFT)) - 2
-        self._validity_s = validity_ms / 1000.0
-        self._anchor(sent, validity_ms)
-        self._start()
+        self._begin(sent, int(self.session.ttl_ms * (1 - _DRIFT)) - 2, self.session.ttl_ms, False)
         return self
 
     def __exit__(self, exc_type: Any, exc: Optional[BaseException], tb: Any) -> None:
@@ -545,7 +545,7 @@ class KeptSession(_Lease):
     def _renew_once(self, timeout_s: float) -> int:
         return self._client.sessions.keepalive(self.id, timeout_s=timeout_s).validity_ms
 
-    def _open_watch(self) -> EventStream:
+    def _open_watch(self) -> EventStream[WatchEvent]:
         return self._client.sessions.watch_stream(self.id)
 
     def _release_once(self, timeout_s: float) -> None:
