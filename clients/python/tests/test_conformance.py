@@ -116,7 +116,7 @@ class Conformance(TestCase):
             self.assertFalse(hold.lost.is_set())
             assert info is not None
             self.assertEqual(info.fence, hold.fence)
-            self.assertGreaterEqual(hold.renewals - renewals, 2, "the watchdog renewed while the caller spun")
+            self.assertGreaterEqual(hold.renewals - renewals, 1, "the watchdog renewed while the caller spun (due every 0.5 s)")
             self.assertGreater(hold.remaining_ms, 0)
 
     def test_force_release_signal(self) -> None:

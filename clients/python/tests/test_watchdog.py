@@ -98,6 +98,18 @@ class Watchdog(TestCase):
             self.assertIsNone(self.client.locks.inspect(k))
         self.assertIsNone(hold.release_error)
 
+    def test_max_hold_renews_no_further_than_the_cap(self) -> None:
+        k = key("cap")
+        with self.client.lock(k, ttl_ms=900, max_hold_ms=1000, watch=False) as hold:
+            self.assertTrue(hold.lost.wait(2))
+            assert hold.grant is not None and hold.lost_at is not None
+            self.assertEqual(hold.lost_reason, "max_hold")
+            self.assertAlmostEqual(hold.lost_at - hold.grant.sent_at, 1.0, delta=0.15)
+            while self.client.locks.inspect(k) is not None:
+                # the renewal due at 0.9 s asks for what is left to the cap (plus the margin), not 900 ms more
+                self.assertLess(time.monotonic() - hold.lost_at, 0.4, "lapses a safety margin after the cap")
+                time.sleep(0.02)
+
     def test_on_lost_is_called_once_with_the_reason(self) -> None:
         k = key("on-lost")
         seen = []

@@ -425,7 +425,7 @@ class Leadership(_Lease):
         return self._client._timeout_s()
 
     def _renew_once(self, timeout_s: float) -> int:
-        return self._client.elections.renew(self.name, self.token, timeout_s=timeout_s).validity_ms
+        return self._client.elections.renew(self.name, self.token, ttl_ms=self._capped_ttl_ms(), timeout_s=timeout_s).validity_ms
 
     def _open_watch(self) -> EventStream[WatchEvent]:
         return self._client.elections.watch_stream(self.name, self.token)

@@ -78,6 +78,7 @@ class _Lease:
         #: Set once the watch's stream has delivered its first event (the service watches the hold from then on).
         self.watching = threading.Event()
         self._entered = False
+        self._capped = False
         #: Renewals done (for tests and metrics): each re-anchored the deadline on its send time.
         self.renewals = 0
         #: Whether the grant was re-anchored by an immediate renew before the block ran (after a wait).
@@ -118,6 +119,19 @@ class _Lease:
 
     def _cap(self) -> Optional[float]:
         return self._started_at + self._max_hold_ms / 1000.0 if self._max_hold_ms is not None else None
+
+    def _capped_ttl_ms(self) -> Optional[int]:
+        """The TTL a renewal asks for when ``max_hold_ms`` is nearer than a TTL: what is left to the cap plus the safety
+        margin, so the loss is signalled at the cap and the hold lapses a margin later (not a whole TTL after); None
+        otherwise (the hold's own TTL)."""
+        cap = self._cap()
+        if cap is None:
+            return None
+        left_ms = int((cap - time.monotonic()) * 1000) + int(self._margin_s() * 1000)
+        if left_ms >= self.ttl_ms:
+            return None
+        self._capped = True
+        return max(100, left_ms)
 
     def _anchor(self, sent: float, validity_ms: int) -> None:
         with self._cond:
@@ -213,7 +227,7 @@ class _Lease:
                 if cap is not None and now >= cap:
                     reason = "max_hold"
                 elif now >= limit:
-                    reason = "validity_exhausted"
+                    reason = "max_hold" if self._capped else "validity_exhausted"
                 else:
                     self._cond.wait(min(limit, cap if cap is not None else limit) - now)
                     continue
@@ -473,7 +487,7 @@ class Hold(_Lease):
             except SessionNotFound:
                 pass
             # The session no longer has it: the hold's own renew says why (gone, or not ours).
-        return self._client._renew(self._path, self.grant.token, None, timeout_s).validity_ms
+        return self._client._renew(self._path, self.grant.token, self._capped_ttl_ms(), timeout_s).validity_ms
 
     def _open_watch(self) -> EventStream[WatchEvent]:
         assert self.grant is not None
