@@ -86,7 +86,9 @@ def measure(url: str, api_key: Optional[str], duration: float, concurrency: int)
     rounds = max(2, int(duration * 2))  # half-second rounds, alternating (the machine's load changes under both alike)
     counts = {"library": 0, "raw": 0}
     for r in range(rounds):
-        for name, cycles in (("library", library), ("raw", raw)) if r % 2 == 0 else (("raw", raw), ("library", library)):
+        for name, cycles in (
+            (("library", library), ("raw", raw)) if r % 2 == 0 else (("raw", raw), ("library", library))
+        ):
             counts[name] += round_of(cycles, duration / (2 * rounds))
     per_side = duration / 2
     lib, rw = counts["library"] / per_side, counts["raw"] / per_side
@@ -104,7 +106,10 @@ def main() -> None:
     url, api_key = args.url, args.api_key
     if url is None:
         environment = subprocess.Popen(
-            ["node", "--import", "tsx", "clients/conformance/environment.ts"], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+            ["node", "--import", "tsx", "clients/conformance/environment.ts"],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
         )
         assert environment.stdout is not None
         env = json.loads(environment.stdout.readline())

@@ -146,7 +146,9 @@ class Api(TestCase):
     def test_error_mapping(self) -> None:
         unknown = error_from_answer(418, {"error": "teapot", "message": "short and stout", "extra": 1}, "req-1", None)
         self.assertIs(type(unknown), LockServiceError)
-        self.assertEqual((unknown.code, unknown.status, unknown.request_id, unknown.details), ("teapot", 418, "req-1", {"extra": 1}))
+        self.assertEqual(
+            (unknown.code, unknown.status, unknown.request_id, unknown.details), ("teapot", 418, "req-1", {"extra": 1})
+        )
         watchers = error_from_answer(429, {"error": "too_many_watchers", "message": "m"}, None, "2")
         self.assertIsInstance(watchers, TooManyWatchers)
         self.assertEqual(watchers.retry_after_ms, 2000)  # type: ignore[attr-defined]

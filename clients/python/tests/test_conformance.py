@@ -116,7 +116,9 @@ class Conformance(TestCase):
             self.assertFalse(hold.lost.is_set())
             assert info is not None
             self.assertEqual(info.fence, hold.fence)
-            self.assertGreaterEqual(hold.renewals - renewals, 1, "the watchdog renewed while the caller spun (due every 0.5 s)")
+            self.assertGreaterEqual(
+                hold.renewals - renewals, 1, "the watchdog renewed while the caller spun (due every 0.5 s)"
+            )
             self.assertGreater(hold.remaining_ms, 0)
 
     def test_force_release_signal(self) -> None:
@@ -153,7 +155,9 @@ class Conformance(TestCase):
                 self.assertTrue(hold.lost.wait(5))
                 hold.check()
         assert hold.grant is not None and hold.lost_at is not None
-        self.assertLess(hold.lost_at, hold.grant.sent_at + hold.grant.validity_ms / 1000.0, "before the local validity deadline")
+        self.assertLess(
+            hold.lost_at, hold.grant.sent_at + hold.grant.validity_ms / 1000.0, "before the local validity deadline"
+        )
         self.assertIn(raised.exception.reason, ("validity_exhausted", "expired", "not_held"))
 
     def test_dropped_response_retry(self) -> None:
@@ -195,7 +199,9 @@ class Conformance(TestCase):
         self.assertLess(took, 0.3 + 0.7)
         self.assertEqual(result, "the block's result")
         self.assertIsNotNone(hold.release_error, "the release failure is attached")
-        self.assertTrue(any("could not release" in r.getMessage() and k in r.getMessage() for r in LOGGED.records), "and logged")
+        self.assertTrue(
+            any("could not release" in r.getMessage() and k in r.getMessage() for r in LOGGED.records), "and logged"
+        )
 
     def test_max_hold(self) -> None:
         k = key("max-hold")
@@ -285,7 +291,9 @@ class Conformance(TestCase):
         prefix = key("list") + ":"
         for name in ("a", "b"):
             self.client.locks.acquire(prefix + name, ttl_ms=10_000)
-        self.assertEqual(sorted(i.key for i in self.client.locks.list(prefix=prefix).items), [prefix + "a", prefix + "b"])
+        self.assertEqual(
+            sorted(i.key for i in self.client.locks.list(prefix=prefix).items), [prefix + "a", prefix + "b"]
+        )
         self.assertTrue(self.client.locks.force_release(prefix + "a").released)
         self.assertEqual([i.key for i in self.client.locks.list(prefix=prefix).items], [prefix + "b"])
 

@@ -23,7 +23,10 @@ class DocExamples(TestCase):
         blocks = python_blocks()
         self.assertGreaterEqual(len(blocks), 3)
         written: List[Any] = []
-        namespace: Dict[str, Any] = {"batches": lambda: [1, 2, 3], "write": lambda batch, fence: written.append((batch, fence))}
+        namespace: Dict[str, Any] = {
+            "batches": lambda: [1, 2, 3],
+            "write": lambda batch, fence: written.append((batch, fence)),
+        }
         for block in blocks:
             compile(block, str(DOC), "exec")
             if "watch_stream" in block:
@@ -35,4 +38,6 @@ class DocExamples(TestCase):
 
     @staticmethod
     def _here(block: str, env: Dict[str, Any]) -> str:
-        return block.replace('"http://localhost:8080"', repr(env["service"])).replace("api_key=None", f"api_key={env['adminKey']!r}")
+        return block.replace('"http://localhost:8080"', repr(env["service"])).replace(
+            "api_key=None", f"api_key={env['adminKey']!r}"
+        )

@@ -18,7 +18,9 @@ class Elections(TestCase):
         won = e.campaign(name, "node-1", value="http://10.0.0.1", ttl_ms=5000)
         self.assertEqual((won.candidate, won.value, won.revision, won.created), ("node-1", "http://10.0.0.1", 1, True))
         self.assertGreater(won.term, 0)
-        self.assertEqual(e.campaign(name, "node-1", token=won.token).term, won.term, "the leader's own campaign again: same term")
+        self.assertEqual(
+            e.campaign(name, "node-1", token=won.token).term, won.term, "the leader's own campaign again: same term"
+        )
         with self.assertRaises(LockHeld) as held:
             e.campaign(name, "node-2")
         self.assertEqual(held.exception.owners, ["node-1"])
@@ -30,7 +32,9 @@ class Elections(TestCase):
         self.assertEqual(e.renew(name, won.token, ttl_ms=6000).ttl_ms, 6000)
         info = e.inspect(name)
         assert info is not None and info.leader is not None
-        self.assertEqual((info.leader.candidate, info.leader.value, info.term), ("node-1", "http://10.0.0.1:9090", won.term))
+        self.assertEqual(
+            (info.leader.candidate, info.leader.value, info.term), ("node-1", "http://10.0.0.1:9090", won.term)
+        )
         self.assertIn(name, [i.name for i in e.list(prefix=name).items])
         self.assertTrue(e.resign(name, won.token))
         with self.assertRaises(LockNotFound):
@@ -46,7 +50,9 @@ class Elections(TestCase):
         now = e.observe(name, wait_ms=100)
         self.assertEqual((now.term, now.revision), (won.term, 1))
         answered: Dict[str, Any] = {}
-        poll = threading.Thread(target=lambda: answered.update(o=admin().elections.observe(name, after=won.term, revision=1, wait_ms=5000)))
+        poll = threading.Thread(
+            target=lambda: answered.update(o=admin().elections.observe(name, after=won.term, revision=1, wait_ms=5000))
+        )
         poll.start()
         time.sleep(0.2)
         self.assertTrue(e.force_resign(name))

@@ -18,7 +18,9 @@ class EventStream(Generic[T]):
     sees, then ``lost``); for an election's observe, an ``ElectionEvent``. The iteration ends when the stream does
     (the hold was lost, or the wait ran out). ``close()`` from any thread ends it."""
 
-    def __init__(self, conn: http.client.HTTPConnection, response: http.client.HTTPResponse, parse: Callable[[str, Any], T]) -> None:
+    def __init__(
+        self, conn: http.client.HTTPConnection, response: http.client.HTTPResponse, parse: Callable[[str, Any], T]
+    ) -> None:
         self._conn = conn
         self._response = response
         self._parse = parse

@@ -133,7 +133,9 @@ class Transport:
                 conn.close()
             else:
                 self._give_back(conn)
-            return Answer(response.status, _decode(raw), response.getheader("x-request-id"), response.getheader("retry-after"))
+            return Answer(
+                response.status, _decode(raw), response.getheader("x-request-id"), response.getheader("retry-after")
+            )
         raise AssertionError("unreachable")  # pragma: no cover
 
 

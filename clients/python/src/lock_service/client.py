@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Tuple,
 from . import _validate as check
 from ._sse import EventStream, open_stream
 from ._transport import Answer, Transport
-from .errors import BackendUnavailable, InvalidArgument, LockLost, LockServiceError, TooMany, TransportError, error_from_answer
+from .errors import (
+    BackendUnavailable,
+    InvalidArgument,
+    LockLost,
+    LockServiceError,
+    TooMany,
+    TransportError,
+    error_from_answer,
+)
 from .types import (
     Grant,
     Keepalive,
@@ -278,14 +286,24 @@ class Client:
             check.positive(limit, "limit")
             check.permits(permits, limit)
         elif limit is not None or permits is not None:
-            raise InvalidArgument("limit" if limit is not None else "permits", "only a semaphore takes limit and permits")
+            raise InvalidArgument(
+                "limit" if limit is not None else "permits", "only a semaphore takes limit and permits"
+            )
         base: Dict[str, Any] = {"token": token}
-        for name, value in (("ttlMs", ttl_ms), ("owner", owner), ("session", session), ("limit", limit), ("permits", permits)):
+        for name, value in (
+            ("ttlMs", ttl_ms),
+            ("owner", owner),
+            ("session", session),
+            ("limit", limit),
+            ("permits", permits),
+        ):
             if value is not None:
                 base[name] = value
         if reentrant:
             base["reentrant"] = True
-        answer, sent = self._post_retrying(path, base, wait_ms or 0, retry_budget_ms, idempotent=not reentrant, stop=stop)
+        answer, sent = self._post_retrying(
+            path, base, wait_ms or 0, retry_budget_ms, idempotent=not reentrant, stop=stop
+        )
         return Grant.of(answer.body, created=answer.status == 201, sent_at=sent)
 
     def _post_retrying(
@@ -311,7 +329,9 @@ class Client:
                 body["waitMs"] = left_ms
             sent = time.monotonic()
             try:
-                answer = self._call("POST", path, ok=(200, 201), body=body, timeout_s=self._timeout_s(left_ms), idempotent=idempotent)
+                answer = self._call(
+                    "POST", path, ok=(200, 201), body=body, timeout_s=self._timeout_s(left_ms), idempotent=idempotent
+                )
                 return answer, sent
             except TransportError:
                 # The same token makes a retried POST a re-acquire (200, same fence) — unless it adds a hold.
@@ -322,7 +342,9 @@ class Client:
                     raise
             except (BackendUnavailable, TooMany) as err:
                 after = err.retry_after_ms
-                delay = (after / 1000.0 if after is not None else min(1.0, 0.05 * 2**attempt)) * random.uniform(1.0, 1.2)
+                delay = (after / 1000.0 if after is not None else min(1.0, 0.05 * 2**attempt)) * random.uniform(
+                    1.0, 1.2
+                )
                 if not self._may_retry(delay, give_up, stop):
                     raise
             attempt += 1
@@ -356,7 +378,9 @@ class Client:
             query["fence"] = check.positive(fence, "fence")
         return Released.of(self._call("DELETE", path, query=query, idempotent=False).body)
 
-    def _inspect(self, path: str, of: Callable[[Mapping[str, Any]], T], query: Optional[Mapping[str, Any]] = None) -> Optional[T]:
+    def _inspect(
+        self, path: str, of: Callable[[Mapping[str, Any]], T], query: Optional[Mapping[str, Any]] = None
+    ) -> Optional[T]:
         answer = self._call("GET", path, ok=(200, 404), query=query)
         if answer.status == 404:
             if isinstance(answer.body, dict) and answer.body.get("error") in ("lock_not_found", "session_not_found"):
@@ -364,12 +388,21 @@ class Client:
             raise self._error(answer)
         return of(answer.body)
 
-    def _list(self, path: str, of: Callable[[Mapping[str, Any]], T], prefix: Optional[str], limit: Optional[int], cursor: Optional[str]) -> Page[T]:
+    def _list(
+        self,
+        path: str,
+        of: Callable[[Mapping[str, Any]], T],
+        prefix: Optional[str],
+        limit: Optional[int],
+        cursor: Optional[str],
+    ) -> Page[T]:
         check.positive(limit, "limit")
         answer = self._call("GET", path, query={"prefix": prefix, "limit": limit, "cursor": cursor})
         return Page([of(item) for item in answer.body["items"]], answer.body.get("cursor"))
 
-    def _watch(self, path: str, token: Optional[str], wait_ms: Optional[int], timeout_s: Optional[float] = None) -> WatchEvent:
+    def _watch(
+        self, path: str, token: Optional[str], wait_ms: Optional[int], timeout_s: Optional[float] = None
+    ) -> WatchEvent:
         check.wait_ms(wait_ms)
         if token is not None:
             check.token(token)
@@ -383,7 +416,12 @@ class Client:
         return self._stream(f"{path}/watch", token, {}, wait_ms, lambda event, body: WatchEvent.of(body))
 
     def _stream(
-        self, path: str, token: Optional[str], query: Mapping[str, Any], wait_ms: Optional[int], parse: Callable[[str, Any], T]
+        self,
+        path: str,
+        token: Optional[str],
+        query: Mapping[str, Any],
+        wait_ms: Optional[int],
+        parse: Callable[[str, Any], T],
     ) -> "EventStream[T]":
         check.wait_ms(wait_ms)
         headers = self._transport.headers({"Lock-Token": token} if token is not None else None)
@@ -417,7 +455,16 @@ class Locks(_Holds):
         """Acquire (optionally waiting in line). The token is the caller's or a random one chosen here, so a retry
         after a timeout, a reset, a 503 or a 429 is a re-acquire (same fence). A 409 is never retried."""
         c = self._client
-        return c._acquire("exclusive", key, ttl_ms=ttl_ms, wait_ms=wait_ms, token=token, owner=owner, reentrant=reentrant, session=session)
+        return c._acquire(
+            "exclusive",
+            key,
+            ttl_ms=ttl_ms,
+            wait_ms=wait_ms,
+            token=token,
+            owner=owner,
+            reentrant=reentrant,
+            session=session,
+        )
 
     def renew(self, key: str, token: str, *, ttl_ms: Optional[int] = None) -> Grant:
         return self._client._renew(hold_path("exclusive", check.key(key)), token, ttl_ms)
@@ -429,7 +476,9 @@ class Locks(_Holds):
         """The lock's state, or None when it is free."""
         return self._client._inspect(hold_path("exclusive", check.key(key)), LockInfo.of)
 
-    def list(self, *, prefix: Optional[str] = None, limit: Optional[int] = None, cursor: Optional[str] = None) -> Page[LockInfo]:
+    def list(
+        self, *, prefix: Optional[str] = None, limit: Optional[int] = None, cursor: Optional[str] = None
+    ) -> Page[LockInfo]:
         """Admin: the held locks, one page at a time."""
         return self._client._list("/locks", LockInfo.of, prefix, limit, cursor)
 
@@ -462,7 +511,16 @@ class RwLocks(_Holds):
         session: Optional[str] = None,
     ) -> Grant:
         c = self._client
-        return c._acquire(_rw(mode), key, ttl_ms=ttl_ms, wait_ms=wait_ms, token=token, owner=owner, reentrant=reentrant, session=session)
+        return c._acquire(
+            _rw(mode),
+            key,
+            ttl_ms=ttl_ms,
+            wait_ms=wait_ms,
+            token=token,
+            owner=owner,
+            reentrant=reentrant,
+            session=session,
+        )
 
     def acquire_read(self, key: str, **options: Any) -> Grant:
         return self.acquire(key, "read", **options)
@@ -481,7 +539,9 @@ class RwLocks(_Holds):
         query = {"readers": "true"} if readers else None
         return self._client._inspect(f"/rwlocks/{check.key(key)}", RwLockInfo.of, query)
 
-    def list(self, *, prefix: Optional[str] = None, limit: Optional[int] = None, cursor: Optional[str] = None) -> Page[RwLockInfo]:
+    def list(
+        self, *, prefix: Optional[str] = None, limit: Optional[int] = None, cursor: Optional[str] = None
+    ) -> Page[RwLockInfo]:
         return self._client._list("/rwlocks", RwLockInfo.of, prefix, limit, cursor)
 
     def force_release(self, key: str, mode: str, *, fence: Optional[int] = None) -> Released:
@@ -493,7 +553,9 @@ class RwLocks(_Holds):
     def watch(self, key: str, mode: str, token: str, *, wait_ms: Optional[int] = None) -> WatchEvent:
         return self._client._watch(hold_path(_rw(mode), check.key(key)), token, wait_ms)
 
-    def watch_stream(self, key: str, mode: str, token: str, *, wait_ms: Optional[int] = None) -> "EventStream[WatchEvent]":
+    def watch_stream(
+        self, key: str, mode: str, token: str, *, wait_ms: Optional[int] = None
+    ) -> "EventStream[WatchEvent]":
         return self._client._watch_stream(hold_path(_rw(mode), check.key(key)), token, wait_ms)
 
 
@@ -543,7 +605,9 @@ class Semaphores(_Holds):
         query = {"holds": "true"} if holds else None
         return self._client._inspect(hold_path("permit", check.key(key)), SemaphoreInfo.of, query)
 
-    def list(self, *, prefix: Optional[str] = None, limit: Optional[int] = None, cursor: Optional[str] = None) -> Page[SemaphoreInfo]:
+    def list(
+        self, *, prefix: Optional[str] = None, limit: Optional[int] = None, cursor: Optional[str] = None
+    ) -> Page[SemaphoreInfo]:
         return self._client._list("/semaphores", SemaphoreInfo.of, prefix, limit, cursor)
 
     def force_release(self, key: str, *, fence: int) -> Released:

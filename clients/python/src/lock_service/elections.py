@@ -15,7 +15,7 @@ from . import _validate as check
 from ._sse import EventStream
 from .errors import InvalidArgument, LockLost, LockServiceError
 from .hold import DEFAULT_RELEASE_TIMEOUT_MS, DEFAULT_TTL_MS, KeptSession, _Lease
-from .types import Page, WatchEvent, parse_time
+from .types import Page, WatchEvent, parse_time, time_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from .client import Client
@@ -34,7 +34,7 @@ class Leader:
 
     @classmethod
     def of(cls, b: Mapping[str, Any]) -> "Leader":
-        return cls(b["candidate"], b.get("value"), b["term"], b["revision"], parse_time(b["since"]), b.get("remainingMs"))  # type: ignore[arg-type]
+        return cls(b["candidate"], b.get("value"), b["term"], b["revision"], time_of(b["since"]), b.get("remainingMs"))
 
 
 @dataclass(frozen=True)
@@ -68,10 +68,10 @@ class Term:
             b["candidate"],
             b.get("value"),
             b["revision"],
-            parse_time(b["since"]),  # type: ignore[arg-type]
+            time_of(b["since"]),
             b["ttlMs"],
             b["validityMs"],
-            parse_time(b["expiresAt"]),  # type: ignore[arg-type]
+            time_of(b["expiresAt"]),
             created,
             sent_at,
         )
@@ -88,7 +88,7 @@ class TermRenewed:
 
     @classmethod
     def of(cls, b: Mapping[str, Any], sent_at: float) -> "TermRenewed":
-        return cls(b["name"], b["term"], b["ttlMs"], b["validityMs"], parse_time(b["expiresAt"]), sent_at)  # type: ignore[arg-type]
+        return cls(b["name"], b["term"], b["ttlMs"], b["validityMs"], time_of(b["expiresAt"]), sent_at)
 
 
 @dataclass(frozen=True)
@@ -153,7 +153,14 @@ class ElectionEvent:
     def of(cls, kind: str, b: Mapping[str, Any]) -> "ElectionEvent":
         leader = Leader.of(b["leader"]) if b.get("leader") else None
         return cls(
-            kind, b["term"], b["revision"], b.get("candidate"), b.get("value"), parse_time(b.get("since")), b.get("reason"), leader
+            kind,
+            b["term"],
+            b["revision"],
+            b.get("candidate"),
+            b.get("value"),
+            parse_time(b.get("since")),
+            b.get("reason"),
+            leader,
         )
 
 
@@ -195,7 +202,10 @@ class Elections:
         another candidate leads. Retried like an acquire (one token, so a retry is the leader's own campaign: 200)."""
         from .client import new_token
 
-        base: Dict[str, Any] = {"candidate": _candidate(candidate), "token": check.token(token) if token is not None else new_token()}
+        base: Dict[str, Any] = {
+            "candidate": _candidate(candidate),
+            "token": check.token(token) if token is not None else new_token(),
+        }
         if _value(value) is not None:
             base["value"] = value
         if check.ttl_ms(ttl_ms) is not None:
@@ -215,17 +225,25 @@ class Elections:
         b = self._client._call("PUT", f"/elections/{_name(name)}/proclaim", body=body).body
         return Proclaimed(b["name"], b["term"], b["revision"], b["value"])
 
-    def renew(self, name: str, token: str, *, ttl_ms: Optional[int] = None, timeout_s: Optional[float] = None) -> TermRenewed:
+    def renew(
+        self, name: str, token: str, *, ttl_ms: Optional[int] = None, timeout_s: Optional[float] = None
+    ) -> TermRenewed:
         body: Dict[str, Any] = {"token": check.token(token)}
         if check.ttl_ms(ttl_ms) is not None:
             body["ttlMs"] = ttl_ms
         sent = time.monotonic()
-        return TermRenewed.of(self._client._call("PUT", f"/elections/{_name(name)}/renew", body=body, timeout_s=timeout_s).body, sent)
+        return TermRenewed.of(
+            self._client._call("PUT", f"/elections/{_name(name)}/renew", body=body, timeout_s=timeout_s).body, sent
+        )
 
     def resign(self, name: str, token: str, *, timeout_s: Optional[float] = None) -> bool:
         """Ends the term (the next candidate in line is elected at once). ``LockNotFound`` when it had ended already."""
         path = f"/elections/{_name(name)}"
-        return bool(self._client._call("DELETE", path, token=check.token(token), timeout_s=timeout_s, idempotent=False).body["resigned"])
+        return bool(
+            self._client._call("DELETE", path, token=check.token(token), timeout_s=timeout_s, idempotent=False).body[
+                "resigned"
+            ]
+        )
 
     def force_resign(self, name: str) -> bool:
         """Admin: ends whoever's term."""
@@ -236,17 +254,23 @@ class Elections:
         """Who leads, or None with neither a leader nor candidates."""
         return self._client._inspect(f"/elections/{_name(name)}", ElectionInfo.of)
 
-    def list(self, *, prefix: Optional[str] = None, limit: Optional[int] = None, cursor: Optional[str] = None) -> Page[ElectionInfo]:
+    def list(
+        self, *, prefix: Optional[str] = None, limit: Optional[int] = None, cursor: Optional[str] = None
+    ) -> Page[ElectionInfo]:
         """Admin: the elections that have a leader."""
         return self._client._list("/elections", ElectionInfo.of, prefix, limit, cursor)
 
-    def observe(self, name: str, *, after: Optional[int] = None, revision: Optional[int] = None, wait_ms: Optional[int] = None) -> Observation:
+    def observe(
+        self, name: str, *, after: Optional[int] = None, revision: Optional[int] = None, wait_ms: Optional[int] = None
+    ) -> Observation:
         """Long poll: answers at once when the election is not as the caller saw it (``after`` term, ``revision``),
         else as soon as it changes, else when the wait runs out."""
         check.wait_ms(wait_ms)
         query = {"after": after, "revision": revision, "wait": f"{wait_ms}ms" if wait_ms is not None else None}
         timeout_s = self._client._timeout_s(wait_ms if wait_ms is not None else 30_000)
-        return Observation.of(self._client._call("GET", f"/elections/{_name(name)}/observe", query=query, timeout_s=timeout_s).body)
+        return Observation.of(
+            self._client._call("GET", f"/elections/{_name(name)}/observe", query=query, timeout_s=timeout_s).body
+        )
 
     def observe_stream(
         self, name: str, *, after: Optional[int] = None, revision: Optional[int] = None, wait_ms: Optional[int] = None
@@ -291,7 +315,9 @@ class Observer:
 
     def start(self) -> "Observer":
         if self._on_change is None:
-            raise InvalidArgument("on_change", "start() calls on_change for each event; without it, iterate the observer")
+            raise InvalidArgument(
+                "on_change", "start() calls on_change for each event; without it, iterate the observer"
+            )
         on_change = self._on_change
 
         def run() -> None:
@@ -379,7 +405,10 @@ class Leadership(_Lease):
         if ttl_ms is None and self.session_id is None:
             ttl_ms = DEFAULT_TTL_MS
         self._options: Dict[str, Any] = dict(
-            value=_value(value), ttl_ms=check.ttl_ms(ttl_ms), wait_ms=check.wait_ms(wait_ms), retry_budget_ms=retry_budget_ms
+            value=_value(value),
+            ttl_ms=check.ttl_ms(ttl_ms),
+            wait_ms=check.wait_ms(wait_ms),
+            retry_budget_ms=retry_budget_ms,
         )
         if self.session_id is not None:
             self._options["session"] = check.session_id(self.session_id)
@@ -425,7 +454,9 @@ class Leadership(_Lease):
         return self._client._timeout_s()
 
     def _renew_once(self, timeout_s: float) -> int:
-        return self._client.elections.renew(self.name, self.token, ttl_ms=self._capped_ttl_ms(), timeout_s=timeout_s).validity_ms
+        return self._client.elections.renew(
+            self.name, self.token, ttl_ms=self._capped_ttl_ms(), timeout_s=timeout_s
+        ).validity_ms
 
     def _open_watch(self) -> EventStream[WatchEvent]:
         return self._client.elections.watch_stream(self.name, self.token)

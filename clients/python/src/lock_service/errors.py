@@ -198,10 +198,14 @@ _BY_CODE: Dict[str, Type[LockServiceError]] = {
 }
 
 
-def error_from_answer(status: int, body: Any, request_id: Optional[str], retry_after_s: Optional[str]) -> LockServiceError:
+def error_from_answer(
+    status: int, body: Any, request_id: Optional[str], retry_after_s: Optional[str]
+) -> LockServiceError:
     """The typed error for an error answer; an unknown code is the base type with that code."""
     if not isinstance(body, dict) or not isinstance(body.get("error"), str):
-        return LockServiceError(f"the service answered HTTP {status}", code=f"http_{status}", status=status, request_id=request_id)
+        return LockServiceError(
+            f"the service answered HTTP {status}", code=f"http_{status}", status=status, request_id=request_id
+        )
     details = {k: v for k, v in body.items() if k not in ("error", "message")}
     if "retryAfterMs" not in details and retry_after_s is not None and retry_after_s.isdigit():
         details["retryAfterMs"] = int(retry_after_s) * 1000

@@ -201,7 +201,12 @@ class _Lease:
             except LockServiceError as err:
                 left = self._limit() - time.monotonic()
                 if not failing:
-                    log.warning("lock_service: %s: renewal failed (%s); retrying for the %d ms left", self._describe(), err, max(0, left * 1000))
+                    log.warning(
+                        "lock_service: %s: renewal failed (%s); retrying for the %d ms left",
+                        self._describe(),
+                        err,
+                        max(0, left * 1000),
+                    )
                 failing = True
                 due = time.monotonic() + min(1.0, max(0.025, left / 4))
                 continue
@@ -269,7 +274,9 @@ class _Lease:
 
     def _release_bounded(self) -> Optional[BaseException]:
         """Releases on a daemon thread and waits at most the release timeout for it; the failure, if any."""
-        outcome: List[Optional[BaseException]] = [Timeout(f"the release did not finish within {self._release_timeout_s:.3g} s")]
+        outcome: List[Optional[BaseException]] = [
+            Timeout(f"the release did not finish within {self._release_timeout_s:.3g} s")
+        ]
         end = time.monotonic() + self._release_timeout_s
 
         def release() -> None:

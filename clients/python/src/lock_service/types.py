@@ -9,11 +9,14 @@ from typing import Any, Dict, Generic, List, Mapping, Optional, TypeVar
 T = TypeVar("T")
 
 
-def parse_time(value: Optional[str]) -> Optional[datetime]:
+def time_of(value: str) -> datetime:
     """An ISO 8601 time from the service (`…Z`) as an aware datetime (3.9's fromisoformat does not take `Z`)."""
-    if value is None:
-        return None
     return datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z") else value)
+
+
+def parse_time(value: Optional[str]) -> Optional[datetime]:
+    """The same for a time the service may leave out."""
+    return None if value is None else time_of(value)
 
 
 @dataclass(frozen=True)
@@ -47,7 +50,7 @@ class Grant:
             fence=int(body["fence"]),
             ttl_ms=body["ttlMs"],
             validity_ms=body["validityMs"],
-            expires_at=parse_time(body["expiresAt"]),  # type: ignore[arg-type]
+            expires_at=time_of(body["expiresAt"]),
             hold_count=body["holdCount"],
             permits=body.get("permits"),
             limit=body.get("limit"),
@@ -162,7 +165,7 @@ class Session:
 
     @classmethod
     def of(cls, b: Mapping[str, Any]) -> "Session":
-        return cls(b["id"], b["ttlMs"], parse_time(b["expiresAt"]), b.get("owner"))  # type: ignore[arg-type]
+        return cls(b["id"], b["ttlMs"], time_of(b["expiresAt"]), b.get("owner"))
 
 
 @dataclass(frozen=True)
@@ -191,7 +194,7 @@ class Keepalive:
     def of(cls, b: Mapping[str, Any], sent_at: float) -> "Keepalive":
         return cls(
             b["ttlMs"],
-            parse_time(b["expiresAt"]),  # type: ignore[arg-type]
+            time_of(b["expiresAt"]),
             b["validityMs"],
             [SessionHold.of(h) for h in b["holds"]],
             [SessionHold.of(h) for h in b["lost"]],
@@ -210,7 +213,7 @@ class SessionInfo:
     @classmethod
     def of(cls, b: Mapping[str, Any]) -> "SessionInfo":
         holds = [SessionHold.of(h) for h in b["holds"]]
-        return cls(b["ttlMs"], parse_time(b["expiresAt"]), b["remainingMs"], holds, b.get("owner"))  # type: ignore[arg-type]
+        return cls(b["ttlMs"], time_of(b["expiresAt"]), b["remainingMs"], holds, b.get("owner"))
 
 
 @dataclass(frozen=True)
