@@ -67,13 +67,14 @@ class Watchdog(TestCase):
         sum(range(1_000_000))
         n = int(1_000_000 * 1.2 / max(1e-4, time.monotonic() - started))  # about 1.2 s of one C call
         k = key("c-call")
-        with self.client.lock(k, ttl_ms=600) as hold:
-            renewals = hold.renewals
+        # watch=False: the service's own "expired" may otherwise come first; this is about what the library does alone
+        with self.client.lock(k, ttl_ms=600, watch=False) as hold:
             sum(range(n))
-            self.assertEqual(hold.renewals, renewals, "no renewal while the C call held the GIL")
             with self.assertRaises(LockLost) as raised:
                 hold.check()
-            self.assertEqual(raised.exception.reason, "validity_exhausted")
+            # the guard (or check() itself) saw the deadline pass, or the renewer, first to run, was told it is gone
+            self.assertIn(raised.exception.reason, ("validity_exhausted", "not_held"))
+            self.assertIsNone(self.client.locks.inspect(k), "no renewal ran during the call: the hold lapsed")
 
     def test_a_session_bound_hold_is_renewed_by_its_sessions_keepalive(self) -> None:
         k = key("bound")
