@@ -143,6 +143,28 @@ class Api(TestCase):
             inspect = self.client.semaphores.inspect(k) if mode == "permit" else self.client.rwlocks.inspect(k)
             self.assertIsNone(inspect, f"the {mode} hold was released")
 
+    def test_one_client_shared_by_threads(self) -> None:
+        errors: List[BaseException] = []
+        fences: List[int] = []
+
+        def work(i: int) -> None:
+            try:
+                for _ in range(15):
+                    grant = self.client.locks.acquire(key(f"threads-{i}"), ttl_ms=5000)
+                    fences.append(grant.fence)
+                    self.assertTrue(self.client.locks.release(key(f"threads-{i}"), grant.token).released)
+            except BaseException as err:  # noqa: BLE001 - reported below
+                errors.append(err)
+
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(20)
+        self.assertEqual(errors, [])
+        self.assertEqual(len(fences), 8 * 15)
+        self.assertLessEqual(len(self.client._transport._idle), 8, "the pool keeps at most one connection per thread")
+
     def test_error_mapping(self) -> None:
         unknown = error_from_answer(418, {"error": "teapot", "message": "short and stout", "extra": 1}, "req-1", None)
         self.assertIs(type(unknown), LockServiceError)
