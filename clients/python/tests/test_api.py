@@ -10,6 +10,7 @@ from ._env import TestCase, key
 
 from lock_service import (
     InvalidArgument,
+    LockDelayed,
     LockServiceError,
     NotOwner,
     PermitsMismatch,
@@ -142,6 +143,20 @@ class Api(TestCase):
                 self.assertGreater(hold.fence, 0)
             inspect = self.client.semaphores.inspect(k) if mode == "permit" else self.client.rwlocks.inspect(k)
             self.assertIsNone(inspect, f"the {mode} hold was released")
+
+    def test_lock_delay(self) -> None:
+        k = key("lock-delay")
+        self.client.locks.acquire(k, ttl_ms=300, lock_delay_ms=1500)  # never released: it lapses
+        time.sleep(0.5)
+        with self.assertRaises(LockDelayed) as delayed:
+            self.client.locks.acquire(k)
+        self.assertGreater(delayed.exception.retry_after_ms or 0, 0)
+        assert delayed.exception.delayed_until is not None
+        self.assertIsNotNone(delayed.exception.delayed_until.tzinfo)
+        with self.assertRaises(InvalidArgument):
+            self.client.locks.acquire(k, lock_delay_ms=-1)
+        granted = self.client.locks.acquire(k, wait_ms=3000)  # a waiter is served when the delay ends
+        self.assertTrue(granted.created)
 
     def test_one_client_shared_by_threads(self) -> None:
         errors: List[BaseException] = []

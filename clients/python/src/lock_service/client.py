@@ -116,6 +116,7 @@ class Client:
         session: Union[str, "KeptSession", None] = None,
         limit: Optional[int] = None,
         permits: Optional[int] = None,
+        lock_delay_ms: Optional[int] = None,
         max_hold_ms: Optional[int] = None,
         retry_budget_ms: Optional[int] = None,
         release_timeout_ms: int = 2_000,
@@ -136,6 +137,7 @@ class Client:
             session=session,
             limit=limit,
             permits=permits,
+            lock_delay_ms=lock_delay_ms,
             max_hold_ms=max_hold_ms,
             retry_budget_ms=retry_budget_ms,
             release_timeout_ms=release_timeout_ms,
@@ -269,6 +271,7 @@ class Client:
         session: Optional[str] = None,
         limit: Optional[int] = None,
         permits: Optional[int] = None,
+        lock_delay_ms: Optional[int] = None,
         retry_budget_ms: Optional[int] = None,
         stop: Optional[threading.Event] = None,
     ) -> Grant:
@@ -289,6 +292,7 @@ class Client:
             raise InvalidArgument(
                 "limit" if limit is not None else "permits", "only a semaphore takes limit and permits"
             )
+        check.wait_ms(lock_delay_ms, "lock_delay_ms")
         base: Dict[str, Any] = {"token": token}
         for name, value in (
             ("ttlMs", ttl_ms),
@@ -296,6 +300,7 @@ class Client:
             ("session", session),
             ("limit", limit),
             ("permits", permits),
+            ("lockDelayMs", lock_delay_ms),
         ):
             if value is not None:
                 base[name] = value
@@ -451,6 +456,7 @@ class Locks(_Holds):
         owner: Optional[str] = None,
         reentrant: bool = False,
         session: Optional[str] = None,
+        lock_delay_ms: Optional[int] = None,
     ) -> Grant:
         """Acquire (optionally waiting in line). The token is the caller's or a random one chosen here, so a retry
         after a timeout, a reset, a 503 or a 429 is a re-acquire (same fence). A 409 is never retried."""
@@ -464,6 +470,7 @@ class Locks(_Holds):
             owner=owner,
             reentrant=reentrant,
             session=session,
+            lock_delay_ms=lock_delay_ms,
         )
 
     def renew(self, key: str, token: str, *, ttl_ms: Optional[int] = None) -> Grant:
@@ -509,6 +516,7 @@ class RwLocks(_Holds):
         owner: Optional[str] = None,
         reentrant: bool = False,
         session: Optional[str] = None,
+        lock_delay_ms: Optional[int] = None,
     ) -> Grant:
         c = self._client
         return c._acquire(
@@ -520,6 +528,7 @@ class RwLocks(_Holds):
             owner=owner,
             reentrant=reentrant,
             session=session,
+            lock_delay_ms=lock_delay_ms,
         )
 
     def acquire_read(self, key: str, **options: Any) -> Grant:
@@ -580,6 +589,7 @@ class Semaphores(_Holds):
         owner: Optional[str] = None,
         reentrant: bool = False,
         session: Optional[str] = None,
+        lock_delay_ms: Optional[int] = None,
     ) -> Grant:
         return self._client._acquire(
             "permit",
@@ -592,6 +602,7 @@ class Semaphores(_Holds):
             owner=owner,
             reentrant=reentrant,
             session=session,
+            lock_delay_ms=lock_delay_ms,
         )
 
     def renew(self, key: str, token: str, *, ttl_ms: Optional[int] = None) -> Grant:
@@ -624,10 +635,15 @@ class Semaphores(_Holds):
 class Sessions(_Holds):
     """Sessions: one lease for many holds (acquire with ``session=<id>``). The id is a secret, like a token."""
 
-    def open(self, *, ttl_ms: Optional[int] = None, owner: Optional[str] = None) -> Session:
+    def open(
+        self, *, ttl_ms: Optional[int] = None, owner: Optional[str] = None, lock_delay_ms: Optional[int] = None
+    ) -> Session:
+        """Opens a session; ``lock_delay_ms``: the lock-delay of its holds that give none of their own."""
         check.ttl_ms(ttl_ms)
         check.owner(owner)
-        body = {k: v for k, v in (("ttlMs", ttl_ms), ("owner", owner)) if v is not None}
+        check.wait_ms(lock_delay_ms, "lock_delay_ms")
+        fields = (("ttlMs", ttl_ms), ("owner", owner), ("lockDelayMs", lock_delay_ms))
+        body = {k: v for k, v in fields if v is not None}
         return Session.of(self._client._call("POST", "/sessions", ok=(201,), body=body, idempotent=False).body)
 
     def keepalive(self, session_id: str, *, timeout_s: Optional[float] = None) -> Keepalive:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Dict, List, Mapping, Optional, Type
 
 
@@ -48,6 +49,20 @@ class LockHeld(LockServiceError):
     @property
     def waited_ms(self) -> Optional[int]:
         return self.details.get("waitedMs")
+
+
+class LockDelayed(LockServiceError):
+    """409 lock_delayed: a hold with a lock-delay ended without its holder's release; nobody gets it until
+    ``delayed_until`` (``retry_after_ms``, jittered)."""
+
+    @property
+    def retry_after_ms(self) -> Optional[int]:
+        return self.details.get("retryAfterMs")
+
+    @property
+    def delayed_until(self) -> Optional[datetime]:
+        value = self.details.get("delayedUntil")
+        return datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z") else value) if value else None
 
 
 class NotOwner(LockServiceError):
@@ -179,6 +194,7 @@ class LockLost(LockServiceError):
 
 _BY_CODE: Dict[str, Type[LockServiceError]] = {
     "lock_held": LockHeld,
+    "lock_delayed": LockDelayed,
     "not_owner": NotOwner,
     "upgrade_not_supported": UpgradeNotSupported,
     "limit_mismatch": LimitMismatch,

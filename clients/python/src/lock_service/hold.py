@@ -408,6 +408,7 @@ class Hold(_Lease):
         session: Union[str, "KeptSession", None] = None,
         limit: Optional[int] = None,
         permits: Optional[int] = None,
+        lock_delay_ms: Optional[int] = None,
         max_hold_ms: Optional[int] = None,
         retry_budget_ms: Optional[int] = None,
         release_timeout_ms: int = DEFAULT_RELEASE_TIMEOUT_MS,
@@ -438,12 +439,14 @@ class Hold(_Lease):
             session=self.session_id,
             limit=limit,
             permits=permits,
+            lock_delay_ms=lock_delay_ms,
             retry_budget_ms=retry_budget_ms,
         )
         # Checked here, before any request: a bad argument never reaches the service.
         check.ttl_ms(ttl_ms)
         check.wait_ms(wait_ms)
         check.owner(owner)
+        check.wait_ms(lock_delay_ms, "lock_delay_ms")
         if self.session_id is not None:
             check.session_id(self.session_id)
         if self.mode == "permit":
