@@ -1,0 +1,118 @@
+package lockservice
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"math/rand"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// NewToken returns a random owner token: 128 bits, URL-safe (22 characters).
+func NewToken() string {
+	var b [16]byte
+	if _, err := crand.Read(b[:]); err != nil {
+		panic("lockservice: no randomness for a token: " + err.Error())
+	}
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+var jitterRand = struct {
+	sync.Mutex
+	*rand.Rand
+}{Rand: rand.New(rand.NewSource(seed()))}
+
+func seed() int64 {
+	var b [8]byte
+	_, _ = crand.Read(b[:])
+	return int64(binary.LittleEndian.Uint64(b[:]))
+}
+
+// jitter returns d scaled by a random factor in [lo, hi).
+func jitter(d time.Duration, lo, hi float64) time.Duration {
+	jitterRand.Lock()
+	f := lo + (hi-lo)*jitterRand.Float64()
+	jitterRand.Unlock()
+	return time.Duration(float64(d) * f)
+}
+
+// acquire is one logical acquire: one token, retried after a transport error, 503 or 429 (after
+// Retry-After, jittered) while the retry fits in Wait plus the retry budget; each retry asks for
+// the wait that is left. A 409 is never retried (with a wait, the service already waited).
+// It returns the grant and when the request that got it was sent (the validity's anchor).
+func (c *Client) acquire(ctx context.Context, key string, o *AcquireOptions) (*Grant, time.Time, error) {
+	if err := validAcquire(key, o); err != nil {
+		return nil, time.Time{}, err
+	}
+	token := o.Token
+	if token == "" {
+		token = NewToken()
+	}
+	start := time.Now()
+	waitEnd := start.Add(o.Wait)
+	budgetEnd := waitEnd.Add(c.retryBudget)
+	path := holdPath(o.kind(), key)
+	for attempt := 0; ; attempt++ {
+		sent := time.Now()
+		var wait time.Duration
+		if o.Wait > 0 {
+			if wait = waitEnd.Sub(sent); wait < 0 {
+				wait = 0
+			}
+		}
+		body := acquireBody{TTLMs: millis(o.TTL), WaitMs: millis(wait), Token: token, Reentrant: o.Reentrant, Owner: o.Owner,
+			Session: o.Session, Limit: o.Limit, Permits: o.Permits}
+		g := new(Grant)
+		resp, err := c.call(ctx, request{method: http.MethodPost, path: path, body: body, timeout: c.timeout + wait}, g)
+		if err == nil {
+			g.Created = resp.status == http.StatusCreated
+			return g, sent, nil
+		}
+		delay, again := retryDelay(err, attempt)
+		if !again || time.Now().Add(delay).After(budgetEnd) {
+			return nil, sent, err
+		}
+		if err := sleep(ctx, delay); err != nil {
+			return nil, sent, err
+		}
+	}
+}
+
+// retryDelay says whether an acquire may be sent again after err, and after how long.
+func retryDelay(err error, attempt int) (time.Duration, bool) {
+	var te *TransportError
+	if errors.As(err, &te) {
+		return backoff(attempt), true
+	}
+	e, ok := ServiceError(err)
+	if !ok || (e.Status != http.StatusServiceUnavailable && e.Status != http.StatusTooManyRequests) {
+		return 0, false
+	}
+	if e.RetryAfter > 0 {
+		return jitter(e.RetryAfter, 1, 1.2), true
+	}
+	return backoff(attempt), true
+}
+
+func backoff(attempt int) time.Duration {
+	d := 50 * time.Millisecond << uint(attempt)
+	if attempt > 5 || d > time.Second {
+		d = time.Second
+	}
+	return jitter(d, 0.8, 1.2)
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
