@@ -35,10 +35,12 @@ export function installAuth(app: FastifyInstance, config: Config): void {
     hash: Buffer.from(k.secretSha256, 'hex'),
   }))
 
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async (request, reply) => {
     const access = request.routeOptions.config.access
     if (access === 'public' || request.routeOptions.url === undefined) return
     if (access === 'metrics' && !config.protectMetrics) return
+    // This hook runs before app.ts sets the header, and a 401 must carry the request id too.
+    reply.header('x-request-id', request.id)
     const secret = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? '')?.[1]
     if (!secret) throw unauthorized('send an API key: Authorization: Bearer <secret>')
     const presented = createHash('sha256').update(secret).digest()
