@@ -192,3 +192,10 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+func copyAll(w io.Writer, r io.ReadCloser) (int64, error) {
+	defer r.Close()
+	return io.Copy(w, r)
+}
+
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }

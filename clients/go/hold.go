@@ -54,7 +54,9 @@ func (c *Client) Acquire(ctx context.Context, key string, o AcquireOptions) (*Ho
 		}
 	}
 	if !o.Manual {
-		h.k.watchPath, h.k.watchToken = holdPath(h.Kind, key)+"/watch", h.Token
+		if !o.noWatch {
+			h.k.watchPath, h.k.watchToken = holdPath(h.Kind, key)+"/watch", h.Token
+		}
 		h.k.start()
 	}
 	return h, nil

@@ -42,6 +42,8 @@ type AcquireOptions struct {
 	OnReleaseError func(key string, err error)
 	// Manual (Acquire only): no watchdog and no watch; the caller renews with Hold.Renew.
 	Manual bool
+
+	noWatch bool // tests: the watchdog alone
 }
 
 func (o *AcquireOptions) kind() Kind {

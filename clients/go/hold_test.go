@@ -1,0 +1,151 @@
+package lockservice
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+)
+
+func TestRenewAnsweringNotFoundLosesTheHoldAndStopsRenewing(t *testing.T) {
+	ctx, c, k := ctxFor(t, 10*time.Second), admin(t), uniqueKey(t, "K")
+	rec := newRecorder()
+	r := newClient(t, env.Service, env.AdminKey, Options{HTTPClient: &http.Client{Transport: rec}})
+	h, err := r.Acquire(ctx, k, AcquireOptions{TTL: 600 * time.Millisecond, noWatch: true})
+	must(t, err)
+	_, err = c.ForceReleaseLock(ctx, k)
+	must(t, err)
+	select {
+	case <-h.Lost():
+	case <-time.After(time.Second):
+		t.Fatal("no loss signal within a second (the next renew is due in 200 ms)")
+	}
+	if h.Reason() != LostNotHeld || !IsLockLost(h.Err()) {
+		t.Fatalf("reason %q: %v", h.Reason(), h.Err())
+	}
+	renews := len(rec.requests("PUT", "/renew"))
+	time.Sleep(700 * time.Millisecond)
+	if n := len(rec.requests("PUT", "/renew")); n != renews {
+		t.Fatalf("%d renews after the loss", n-renews)
+	}
+	must(t, h.Release(ctx)) // gone: nothing to release, no error
+}
+
+func TestWithLockEveryKindOfHold(t *testing.T) {
+	ctx, c := ctxFor(t, 15*time.Second), admin(t)
+	for _, o := range []AcquireOptions{
+		{Kind: KindLock}, {Kind: KindRead}, {Kind: KindWrite}, {Kind: KindPermit, Limit: 2, Permits: 2},
+	} {
+		k := uniqueKey(t, string(o.kind()))
+		o.TTL = 600 * time.Millisecond
+		err := c.WithLock(ctx, k, o, func(ctx context.Context, h *Hold) error {
+			time.Sleep(time.Second)
+			if h.Kind != o.kind() || h.Fence <= 0 || ctx.Err() != nil {
+				t.Errorf("%s: hold %+v, ctx %v", o.kind(), h, ctx.Err())
+			}
+			switch o.kind() {
+			case KindLock:
+				info, err := c.InspectLock(ctx, k)
+				must(t, err)
+				if info.Fence != h.Fence {
+					t.Errorf("lock fence %d", info.Fence)
+				}
+			case KindRead, KindWrite:
+				info, err := c.InspectRWLock(ctx, k, false)
+				must(t, err)
+				if (o.kind() == KindRead) != (info.Readers == 1) || (o.kind() == KindWrite) != (info.Writer != nil) {
+					t.Errorf("%s: %+v", o.kind(), info)
+				}
+			case KindPermit:
+				info, err := c.InspectSemaphore(ctx, k, false)
+				must(t, err)
+				if info.PermitsInUse != 2 {
+					t.Errorf("semaphore %+v", info)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Errorf("%s: %v", o.kind(), err)
+		}
+	}
+}
+
+func TestWithLockBoundToASession(t *testing.T) {
+	ctx, c, k := ctxFor(t, 15*time.Second), admin(t), uniqueKey(t, "K")
+	s, err := c.OpenSession(ctx, SessionOptions{TTL: 600 * time.Millisecond, Owner: "go-test"})
+	must(t, err)
+	err = c.WithLock(ctx, k, AcquireOptions{Session: s.ID}, func(ctx context.Context, h *Hold) error {
+		time.Sleep(1500 * time.Millisecond) // the watchdog's keepalives keep the session and the hold
+		info, err := c.InspectLock(ctx, k)
+		if err != nil || info.Fence != h.Fence || info.Owner != "go-test" {
+			t.Fatalf("after 1.5 s: %+v %v", info, err)
+		}
+		_, err = c.CloseSession(context.Background(), s.ID)
+		must(t, err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(2 * time.Second):
+			t.Fatal("no loss signal after the session was closed")
+		}
+		return h.Err()
+	})
+	var lost *LockLostError
+	if !errors.As(err, &lost) || lost.Reason != LostSessionLost {
+		t.Fatalf("WithLock: %v", err)
+	}
+}
+
+func TestWithSessionKeepsItAndClosesIt(t *testing.T) {
+	ctx, c, k := ctxFor(t, 15*time.Second), admin(t), uniqueKey(t, "K")
+	var id string
+	err := c.WithSession(ctx, SessionOptions{TTL: 600 * time.Millisecond}, func(ctx context.Context, s *Session) error {
+		id = s.ID
+		_, err := c.AcquireGrant(ctx, k, AcquireOptions{Session: s.ID})
+		must(t, err)
+		time.Sleep(1500 * time.Millisecond)
+		_, err = c.InspectLock(ctx, k)
+		return err
+	})
+	must(t, err)
+	if _, err := c.InspectSession(ctx, id); !IsSessionNotFound(err) {
+		t.Fatalf("session after WithSession: %v", err)
+	}
+	if _, err := c.InspectLock(ctx, k); !IsLockNotFound(err) {
+		t.Fatalf("its hold after WithSession: %v", err)
+	}
+}
+
+func TestAFailedReleaseIsAttachedToTheCallersError(t *testing.T) {
+	ctx := ctxFor(t, 20*time.Second)
+	fault := control(t, "/fault/reset")["service"].(string)
+	c, k := newClient(t, fault, env.AdminKey, Options{}), uniqueKey(t, "K")
+	t.Cleanup(func() { control(t, "/fault/redis/resume") })
+	mine := &callerError{"mine"}
+	err := c.WithLock(ctx, k, AcquireOptions{TTL: 10 * time.Second, ReleaseTimeout: 300 * time.Millisecond},
+		func(ctx context.Context, h *Hold) error {
+			control(t, "/fault/redis/pause")
+			return mine
+		})
+	var rel *ReleaseError
+	var got *callerError
+	if !errors.As(err, &rel) || rel.Release == nil || !errors.As(err, &got) || got != mine || !errors.Is(err, mine) {
+		t.Fatalf("WithLock: %v", err)
+	}
+}
+
+func TestAPanicInTheBlockReleasesTheHold(t *testing.T) {
+	ctx, c, k := ctxFor(t, 10*time.Second), admin(t), uniqueKey(t, "K")
+	func() {
+		defer func() {
+			if r := recover(); r != "boom" {
+				t.Fatalf("recovered %v", r)
+			}
+		}()
+		_ = c.WithLock(ctx, k, AcquireOptions{TTL: 5 * time.Second}, func(context.Context, *Hold) error { panic("boom") })
+	}()
+	if _, err := c.InspectLock(ctx, k); !IsLockNotFound(err) {
+		t.Fatalf("after the panic: %v", err)
+	}
+}
