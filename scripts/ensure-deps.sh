@@ -38,4 +38,6 @@ if [ "${1:-}" = "--tests" ]; then
   apt_install cc gcc
   # test/http/api-docs.test.ts drives /usr/bin/chromium with playwright-core (which downloads no browser).
   apt_install chromium chromium
+  # The Go client's suite (test/clients/go.test.ts): Debian's Go, offline (no module proxy).
+  apt_install go golang-go
 fi

@@ -34,7 +34,8 @@ type keeper struct {
 	deadline time.Time
 	err      *LockLostError
 	halted   bool
-	renewals []time.Time // send times of successful renewals (tests read them)
+	renewals []time.Time     // send times of successful renewals (tests read them)
+	delays   []time.Duration // the jittered delay chosen after each (tests read them)
 
 	lost       chan struct{}
 	haltCtx    context.Context
@@ -154,7 +155,11 @@ func (k *keeper) watchdog() {
 		err := k.renewNow(ctx)
 		cancel()
 		if err == nil {
-			next = time.Now().Add(jitter(k.ttl/3, 0.9, 1.1))
+			delay := jitter(k.ttl/3, 0.9, 1.1)
+			k.mu.Lock()
+			k.delays = append(k.delays, delay)
+			k.mu.Unlock()
+			next = time.Now().Add(delay)
 			continue
 		}
 		if k.haltCtx.Err() != nil {

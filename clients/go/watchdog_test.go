@@ -3,6 +3,7 @@ package lockservice
 import (
 	"context"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,17 +21,18 @@ func TestWatchdogRenewsAtAThirdOfTheTTLWithJitter(t *testing.T) {
 	time.Sleep(2500 * time.Millisecond)
 	h.k.mu.Lock()
 	renewals := append([]time.Time(nil), h.k.renewals...)
+	delays := append([]time.Duration(nil), h.k.delays...)
 	h.k.mu.Unlock()
 	must(t, h.Release(ctx))
-	if len(renewals) < 9 {
-		t.Fatalf("%d renewals in 2.5 s at ttl %v", len(renewals), ttl)
+	if len(renewals) < 8 || h.Err() != nil {
+		t.Fatalf("%d renewals in 2.5 s at ttl %v (%v)", len(renewals), ttl, h.Err())
 	}
-	lo, hi := ttl/3*9/10, ttl/3*11/10+30*time.Millisecond // + the renew's round trip
+	lo, hi := ttl/3*9/10, ttl/3*11/10
 	shortest, longest := time.Hour, time.Duration(0)
-	for i := 1; i < len(renewals); i++ {
-		d := renewals[i].Sub(renewals[i-1])
+	var intervals []time.Duration
+	for i, d := range delays {
 		if d < lo || d > hi {
-			t.Errorf("renewal %d came %v after the one before; want %v … %v", i, d, lo, hi)
+			t.Errorf("delay %d: %v; want %v … %v", i, d, lo, hi)
 		}
 		if d < shortest {
 			shortest = d
@@ -38,12 +40,21 @@ func TestWatchdogRenewsAtAThirdOfTheTTLWithJitter(t *testing.T) {
 		if d > longest {
 			longest = d
 		}
+		if i+1 < len(renewals) {
+			interval := renewals[i+1].Sub(renewals[i])
+			intervals = append(intervals, interval)
+			if interval < d {
+				t.Errorf("renewal %d came %v after the one before, sooner than its delay %v", i+1, interval, d)
+			}
+		}
 	}
 	if longest-shortest < 3*time.Millisecond {
-		t.Errorf("no jitter: every interval within %v … %v", shortest, longest)
+		t.Errorf("no jitter: every delay within %v … %v", shortest, longest)
 	}
-	if h.Err() != nil {
-		t.Fatalf("lost: %v", h.Err())
+	// On time, give or take the renew's round trip and the scheduler (the machine may be busy).
+	sort.Slice(intervals, func(i, j int) bool { return intervals[i] < intervals[j] })
+	if median := intervals[len(intervals)/2]; median > hi+50*time.Millisecond {
+		t.Errorf("median interval %v; want about %v … %v", median, lo, hi)
 	}
 }
 
@@ -96,7 +107,7 @@ func TestAcquireHonoursRetryAfter(t *testing.T) {
 			t.Fatalf("attempt %d: %d, Retry-After %q", i, posts[i-1].status, posts[i-1].retryAfter)
 		}
 		after, gap := time.Duration(secs)*time.Second, posts[i].at.Sub(posts[i-1].at)
-		if gap < after || gap > after*12/10+100*time.Millisecond {
+		if gap < after || gap > after*12/10+250*time.Millisecond {
 			t.Errorf("attempt %d came %v after a Retry-After of %v (want it, +0–20 %% jitter)", i+1, gap, after)
 		}
 	}
@@ -142,7 +153,7 @@ func TestAcquireRetriesWithinItsBudget(t *testing.T) {
 		if !IsBackendUnavailable(err) {
 			t.Fatalf("acquire: %v", err)
 		}
-		if n := len(rec.requests("POST", "")); n < 2 || took > 1500*time.Millisecond+500*time.Millisecond {
+		if n := len(rec.requests("POST", "")); n < 2 || took > 1500*time.Millisecond+800*time.Millisecond {
 			t.Fatalf("%d attempts in %v with a budget of 1.5 s", n, took)
 		}
 	})
@@ -156,7 +167,7 @@ func TestAcquireRetriesWithinItsBudget(t *testing.T) {
 		if !IsUnreachable(err) || IsTimeout(err) {
 			t.Fatalf("acquire: %v", err)
 		}
-		if n := len(rec.requests("POST", "")); n < 3 || took > 900*time.Millisecond {
+		if n := len(rec.requests("POST", "")); n < 3 || took > 1200*time.Millisecond {
 			t.Fatalf("%d attempts in %v with a budget of 600 ms", n, took)
 		}
 	})
