@@ -48,8 +48,8 @@ func (c *Client) acquire(ctx context.Context, key string, o *AcquireOptions) (*G
 	if err := validAcquire(key, o); err != nil {
 		return nil, time.Time{}, err
 	}
-	token := o.Token
-	if token == "" {
+	token, ours := o.Token, o.Token == ""
+	if ours {
 		token = NewToken()
 	}
 	start := time.Now()
@@ -72,11 +72,16 @@ func (c *Client) acquire(ctx context.Context, key string, o *AcquireOptions) (*G
 			g.Created = resp.status == http.StatusCreated
 			return g, sent, nil
 		}
+		if ctx.Err() != nil {
+			c.abandon(ours, path, token)
+			return nil, sent, err
+		}
 		delay, again := retryDelay(err, attempt)
 		if !again || time.Now().Add(delay).After(budgetEnd) {
 			return nil, sent, err
 		}
 		if err := sleep(ctx, delay); err != nil {
+			c.abandon(ours, path, token)
 			return nil, sent, err
 		}
 	}
@@ -115,4 +120,16 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// abandon releases what an acquire given up by its caller may have been granted unseen (the
+// request may have reached the service), bounded, so that it does not linger for its TTL. Only a
+// token the library chose: a caller's own token may hold this lock from before.
+func (c *Client) abandon(ours bool, path, token string) {
+	if !ours {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, _ = c.send(ctx, request{method: http.MethodDelete, path: path, token: token})
 }
