@@ -175,7 +175,20 @@ func (c *Client) transportError(ctx context.Context, r request, err error) error
 	if errors.As(err, &ue) {
 		err = ue.Err // the URL holds no secret, but keep the message short
 	}
-	return &TransportError{Method: r.method, Path: r.path, Timeout: timeout, Err: err}
+	return &TransportError{Method: r.method, Path: redacted(r.path), Timeout: timeout, Err: err}
+}
+
+// redacted is a path fit for an error message: a session id is a secret, like a token.
+func redacted(path string) string {
+	const sessions = "/sessions/"
+	if !strings.HasPrefix(path, sessions) || len(path) == len(sessions) {
+		return path
+	}
+	rest := path[len(sessions):]
+	if i := strings.IndexByte(rest, '/'); i >= 0 {
+		return sessions + "[redacted]" + rest[i:]
+	}
+	return sessions + "[redacted]"
 }
 
 // call sends a request and decodes a 2xx answer into out (when non-nil), or returns the *Error.

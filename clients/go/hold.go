@@ -3,6 +3,7 @@ package lockservice
 import (
 	"context"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -25,6 +26,9 @@ type Hold struct {
 	c    *Client
 	opts AcquireOptions
 	k    *keeper
+
+	releaseOnce sync.Once
+	releaseErr  error
 }
 
 // Acquire acquires a hold (retrying safely, see AcquireGrant), re-anchors its validity with an
@@ -147,6 +151,7 @@ func (h *Hold) Renew(ctx context.Context) error {
 
 // Release stops the watchdog and releases the hold (retrying a 503 or a transport failure while
 // ctx allows). Releasing a hold that was lost is not an error when the service no longer has it.
+// Only the first call releases; later ones return its result.
 func (h *Hold) Release(ctx context.Context) error { return h.release(ctx, 0) }
 
 func (h *Hold) releaseTimeout() time.Duration {
@@ -157,6 +162,11 @@ func (h *Hold) releaseTimeout() time.Duration {
 }
 
 func (h *Hold) release(ctx context.Context, timeout time.Duration) error {
+	h.releaseOnce.Do(func() { h.releaseErr = h.releaseNow(ctx, timeout) })
+	return h.releaseErr
+}
+
+func (h *Hold) releaseNow(ctx context.Context, timeout time.Duration) error {
 	h.k.halt()
 	lost := h.k.lostErr()
 	if lost != nil && lost.Reason != LostValidityExhausted && lost.Reason != LostMaxHold {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -147,5 +148,26 @@ func TestAPanicInTheBlockReleasesTheHold(t *testing.T) {
 	}()
 	if _, err := c.InspectLock(ctx, k); !IsLockNotFound(err) {
 		t.Fatalf("after the panic: %v", err)
+	}
+}
+
+func TestErrorsNeverShowASessionID(t *testing.T) {
+	ctx := ctxFor(t, 5*time.Second)
+	c := newClient(t, "http://127.0.0.1:1", "", Options{})
+	id := "s.SECRETSECRETSECRETSECR"
+	_, err := c.KeepaliveSession(ctx, id)
+	if !IsUnreachable(err) || strings.Contains(err.Error(), "SECRET") || !strings.Contains(err.Error(), "/sessions/[redacted]/keepalive") {
+		t.Fatalf("keepalive error: %v", err)
+	}
+}
+
+func TestReleaseTwiceReleasesOnce(t *testing.T) {
+	ctx, c, k := ctxFor(t, 10*time.Second), admin(t), uniqueKey(t, "K")
+	h, err := c.Acquire(ctx, k, AcquireOptions{TTL: 5 * time.Second})
+	must(t, err)
+	must(t, h.Release(ctx))
+	must(t, h.Release(ctx))
+	if _, err := c.InspectLock(ctx, k); !IsLockNotFound(err) {
+		t.Fatalf("after release: %v", err)
 	}
 }
