@@ -58,7 +58,7 @@ func (c *Client) Acquire(ctx context.Context, key string, o AcquireOptions) (*Ho
 		}
 	}
 	if !o.Manual {
-		if !o.noWatch {
+		if !o.NoWatch {
 			h.k.watchPath, h.k.watchToken = holdPath(h.Kind, key)+"/watch", h.Token
 		}
 		h.k.start()

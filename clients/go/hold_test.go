@@ -13,7 +13,7 @@ func TestRenewAnsweringNotFoundLosesTheHoldAndStopsRenewing(t *testing.T) {
 	ctx, c, k := ctxFor(t, 10*time.Second), admin(t), uniqueKey(t, "K")
 	rec := newRecorder()
 	r := newClient(t, env.Service, env.AdminKey, Options{HTTPClient: &http.Client{Transport: rec}})
-	h, err := r.Acquire(ctx, k, AcquireOptions{TTL: 600 * time.Millisecond, noWatch: true})
+	h, err := r.Acquire(ctx, k, AcquireOptions{TTL: 600 * time.Millisecond, NoWatch: true})
 	must(t, err)
 	_, err = c.ForceReleaseLock(ctx, k)
 	must(t, err)

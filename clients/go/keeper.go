@@ -180,14 +180,11 @@ func (k *keeper) watchdog() {
 	}
 }
 
-// watchWait: how long each watch request waits on the service before asking again.
-const watchWait = 60 * time.Second
-
 // watch long-polls the lease's watch route until the service says it is gone.
 func (k *keeper) watch() {
 	defer k.wg.Done()
 	for k.haltCtx.Err() == nil {
-		ev, err := k.c.watch(k.haltCtx, k.watchPath, k.watchToken, watchWait)
+		ev, err := k.c.watch(k.haltCtx, k.watchPath, k.watchToken, 0) // the service's default wait, within its MAX_WATCH_MS
 		if k.haltCtx.Err() != nil {
 			return
 		}
@@ -203,8 +200,8 @@ func (k *keeper) watch() {
 			case e.Code == CodeLockNotFound || e.Code == CodeNotOwner || e.Code == CodeSessionNotFound:
 				k.lose(LostNotHeld, "the service's watch: "+e.Message)
 				return
-			case e.Status != http.StatusServiceUnavailable && e.Status != http.StatusTooManyRequests:
-				return // a service without watches, or one refused: the renewals find out
+			case e.Status != http.StatusServiceUnavailable:
+				return // no watch (too many watchers, a service without watches): the renewals find out
 			}
 		}
 		if sleep(k.haltCtx, jitter(time.Second, 0.5, 1)) != nil {

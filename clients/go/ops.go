@@ -42,8 +42,9 @@ type AcquireOptions struct {
 	OnReleaseError func(key string, err error)
 	// Manual (Acquire only): no watchdog and no watch; the caller renews with Hold.Renew.
 	Manual bool
-
-	noWatch bool // tests: the watchdog alone
+	// NoWatch (holds only): no background watch, which parks one request on the service per hold;
+	// a loss is then found by the next renewal (within ttl/3) instead of at once.
+	NoWatch bool
 }
 
 func (o *AcquireOptions) kind() Kind {
@@ -138,10 +139,20 @@ func (c *Client) watch(ctx context.Context, path, token string, wait time.Durati
 		q.Set("wait", strconv.FormatInt(millis(wait), 10))
 	}
 	ev := new(WatchEvent)
-	if _, err := c.call(ctx, request{method: http.MethodGet, path: path, query: q, token: token, timeout: c.timeout + wait}, ev); err != nil {
+	if _, err := c.call(ctx, request{method: http.MethodGet, path: path, query: q, token: token, timeout: c.timeout + watchWaitOf(wait)}, ev); err != nil {
 		return nil, err
 	}
 	return ev, nil
+}
+
+// serviceWatchWait is the wait of a watch that names none (the service's default, at most).
+const serviceWatchWait = 30 * time.Second
+
+func watchWaitOf(wait time.Duration) time.Duration {
+	if wait == 0 {
+		return serviceWatchWait
+	}
+	return wait
 }
 
 func validHold(kind Kind, key, token string) error {

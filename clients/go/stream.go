@@ -50,7 +50,7 @@ func (c *Client) stream(ctx context.Context, path, token string, wait time.Durat
 	if wait > 0 {
 		q.Set("wait", strconv.FormatInt(millis(wait), 10))
 	}
-	r := request{method: http.MethodGet, path: path, query: q, token: token, accept: "text/event-stream", timeout: c.timeout + wait}
+	r := request{method: http.MethodGet, path: path, query: q, token: token, accept: "text/event-stream", timeout: c.timeout + watchWaitOf(wait)}
 	resp, cancel, err := c.open(ctx, r)
 	if err != nil {
 		return nil, err
