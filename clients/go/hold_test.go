@@ -171,3 +171,24 @@ func TestReleaseTwiceReleasesOnce(t *testing.T) {
 		t.Fatalf("after release: %v", err)
 	}
 }
+
+func TestSessionKeeperSignalsAClosedSession(t *testing.T) {
+	ctx, c := ctxFor(t, 10*time.Second), admin(t)
+	sk, err := c.KeepSession(ctx, SessionOptions{TTL: 5 * time.Second})
+	must(t, err)
+	time.Sleep(100 * time.Millisecond) // the watch is parked
+	_, err = c.CloseSession(ctx, sk.Session.ID)
+	must(t, err)
+	closed := time.Now()
+	select {
+	case <-sk.Lost():
+	case <-time.After(time.Second):
+		t.Fatal("no loss signal within a second of the close (the keepalive is due in 1.7 s)")
+	}
+	t.Logf("session loss signalled %v after the close", time.Since(closed))
+	var lost *LockLostError
+	if !errors.As(sk.Err(), &lost) || lost.Reason != LostReleased {
+		t.Fatalf("err %v", sk.Err())
+	}
+	must(t, sk.Close(ctx))
+}

@@ -197,8 +197,11 @@ func (k *keeper) watch() {
 		}
 		if e, ok := ServiceError(err); ok {
 			switch {
-			case e.Code == CodeLockNotFound || e.Code == CodeNotOwner || e.Code == CodeSessionNotFound:
+			case e.Code == CodeLockNotFound || e.Code == CodeNotOwner:
 				k.lose(LostNotHeld, "the service's watch: "+e.Message)
+				return
+			case e.Code == CodeSessionNotFound:
+				k.lose(LostSessionLost, "the service's watch: "+e.Message)
 				return
 			case e.Status != http.StatusServiceUnavailable:
 				return // no watch (too many watchers, a service without watches): the renewals find out
