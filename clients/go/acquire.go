@@ -52,37 +52,53 @@ func (c *Client) acquire(ctx context.Context, key string, o *AcquireOptions) (*G
 	if ours {
 		token = NewToken()
 	}
-	start := time.Now()
-	waitEnd := start.Add(o.Wait)
-	budgetEnd := waitEnd.Add(c.retryBudget)
+	g := new(Grant)
 	path := holdPath(o.kind(), key)
+	sent, created, err := c.grantLoop(ctx, o.Wait, path, ours, token, func(wait time.Duration) request {
+		body := acquireBody{TTLMs: millis(o.TTL), WaitMs: millis(wait), Token: token, Reentrant: o.Reentrant, Owner: o.Owner,
+			Session: o.Session, Limit: o.Limit, Permits: o.Permits}
+		return request{method: http.MethodPost, path: path, body: body}
+	}, g)
+	if err != nil {
+		return nil, sent, err
+	}
+	g.Created = created
+	return g, sent, nil
+}
+
+// grantLoop sends the request a wait makes (the wait left of totalWait) until it is answered, or
+// the retry rules above say stop; it decodes the answer into out and returns the successful
+// request's send time and whether it answered 201. releasePath: where an abandoned grant of a
+// token the library chose (ours) is released.
+func (c *Client) grantLoop(ctx context.Context, totalWait time.Duration, releasePath string, ours bool, token string,
+	build func(wait time.Duration) request, out any) (time.Time, bool, error) {
+	waitEnd := time.Now().Add(totalWait)
+	budgetEnd := waitEnd.Add(c.retryBudget)
 	for attempt := 0; ; attempt++ {
 		sent := time.Now()
 		var wait time.Duration
-		if o.Wait > 0 {
+		if totalWait > 0 {
 			if wait = waitEnd.Sub(sent); wait < 0 {
 				wait = 0
 			}
 		}
-		body := acquireBody{TTLMs: millis(o.TTL), WaitMs: millis(wait), Token: token, Reentrant: o.Reentrant, Owner: o.Owner,
-			Session: o.Session, Limit: o.Limit, Permits: o.Permits}
-		g := new(Grant)
-		resp, err := c.call(ctx, request{method: http.MethodPost, path: path, body: body, timeout: c.timeout + wait}, g)
+		r := build(wait)
+		r.timeout = c.timeout + wait
+		resp, err := c.call(ctx, r, out)
 		if err == nil {
-			g.Created = resp.status == http.StatusCreated
-			return g, sent, nil
+			return sent, resp.status == http.StatusCreated, nil
 		}
 		if ctx.Err() != nil {
-			c.abandon(ours, path, token)
-			return nil, sent, err
+			c.abandon(ours, releasePath, token)
+			return sent, false, err
 		}
 		delay, again := retryDelay(err, attempt)
 		if !again || time.Now().Add(delay).After(budgetEnd) {
-			return nil, sent, err
+			return sent, false, err
 		}
 		if err := sleep(ctx, delay); err != nil {
-			c.abandon(ours, path, token)
-			return nil, sent, err
+			c.abandon(ours, releasePath, token)
+			return sent, false, err
 		}
 	}
 }

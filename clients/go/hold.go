@@ -39,7 +39,12 @@ func (c *Client) Acquire(ctx context.Context, key string, o AcquireOptions) (*Ho
 	if err != nil {
 		return nil, err
 	}
-	h := &Hold{Key: key, Kind: o.kind(), Token: g.Token, Fence: g.Fence, Grant: *g, Session: o.Session, c: c, opts: o}
+	return c.keep(ctx, key, o.kind(), g, sent, o)
+}
+
+// keep makes the Hold of a grant sent at sent: re-anchored if need be, and kept unless o.Manual.
+func (c *Client) keep(ctx context.Context, key string, kind Kind, g *Grant, sent time.Time, o AcquireOptions) (*Hold, error) {
+	h := &Hold{Key: key, Kind: kind, Token: g.Token, Fence: g.Fence, Grant: *g, Session: o.Session, c: c, opts: o}
 	ttl := g.TTL()
 	h.k = newKeeper(c, ttl, o.SafetyMargin, sent, g.Validity())
 	h.k.renew = h.renewOnce
@@ -105,7 +110,8 @@ func (h *Hold) renewOnce(ctx context.Context) (time.Duration, error) {
 			return 0, err
 		}
 	}
-	g, err := h.c.Renew(ctx, h.Kind, h.Key, h.Token, 0)
+	g := new(Grant)
+	_, err := h.c.call(ctx, request{method: http.MethodPut, path: holdPath(h.Kind, h.Key) + "/renew", token: h.Token, body: map[string]any{}}, g)
 	if err != nil {
 		if e, ok := ServiceError(err); ok && (e.Code == CodeLockNotFound || e.Code == CodeNotOwner) {
 			return 0, &goneError{reason: LostNotHeld, detail: "a renew answered " + e.Code + ": " + e.Message}
@@ -229,12 +235,17 @@ func LossReasonOf(ctx context.Context) LossReason {
 //     o.OnReleaseError gets the failure.
 //
 // A panic in fn releases the hold and goes on panicking.
-func (c *Client) WithLock(ctx context.Context, key string, o AcquireOptions, fn func(ctx context.Context, h *Hold) error) (err error) {
+func (c *Client) WithLock(ctx context.Context, key string, o AcquireOptions, fn func(ctx context.Context, h *Hold) error) error {
 	o.Manual = false
 	h, err := c.Acquire(ctx, key, o)
 	if err != nil {
 		return err
 	}
+	return c.runHeld(ctx, h, o.OnReleaseError, func(ctx context.Context) error { return fn(ctx, h) })
+}
+
+// runHeld runs fn with a ctx cancelled the moment h is lost, then releases h (see WithLock).
+func (c *Client) runHeld(ctx context.Context, h *Hold, onReleaseError func(string, error), fn func(ctx context.Context) error) (err error) {
 	bctx, cancel := context.WithCancel(context.WithValue(ctx, holdKey{}, h))
 	finished := make(chan struct{})
 	go func() {
@@ -255,14 +266,14 @@ func (c *Client) WithLock(ctx context.Context, key string, o AcquireOptions, fn 
 		switch {
 		case relErr != nil && err != nil:
 			err = &ReleaseError{Err: err, Release: relErr}
-		case relErr != nil && o.OnReleaseError != nil:
-			o.OnReleaseError(key, relErr)
+		case relErr != nil && onReleaseError != nil:
+			onReleaseError(h.Key, relErr)
 		}
 		if err == nil {
 			err = h.Err()
 		}
 	}()
-	err = fn(bctx, h)
+	err = fn(bctx)
 	panicked = false
 	return err
 }

@@ -65,6 +65,8 @@ func holdPath(kind Kind, key string) string {
 		return "/rwlocks/" + k + "/write"
 	case KindPermit:
 		return "/semaphores/" + k
+	case KindLeader:
+		return "/elections/" + k
 	default:
 		return "/locks/" + k
 	}

@@ -12,6 +12,8 @@ const (
 	KindRead   Kind = "read"
 	KindWrite  Kind = "write"
 	KindPermit Kind = "permit"
+	// KindLeader: an election's leadership (Campaign, WhileLeader); its fence is the term.
+	KindLeader Kind = "leader"
 )
 
 // Grant is the answer to an acquire or a renew.
