@@ -48,3 +48,21 @@ func ExampleClient_Acquire() {
 	case <-time.After(time.Second):
 	}
 }
+
+func runScheduler(ctx context.Context, term int64) error { return ctx.Err() }
+
+// Leader election (compiled, not run).
+func ExampleClient_WhileLeader() {
+	client, _ := lockservice.New("http://127.0.0.1:8080", lockservice.Options{})
+	ctx := context.Background()
+	myURL := "http://10.0.0.1:8080"
+	err := client.WhileLeader(ctx, "billing-scheduler", lockservice.CampaignOptions{Candidate: "node-1", Value: myURL, TTL: 15 * time.Second},
+		func(ctx context.Context, l *lockservice.Leadership) error {
+			return runScheduler(ctx, l.Term) // ctx is cancelled the moment the leadership is lost; the term is the fence
+		})
+	fmt.Println(err)
+	_ = client.ObserveElection(ctx, "billing-scheduler", func(ev lockservice.ElectionEvent) error {
+		fmt.Println(ev.Type, ev.Term, ev.Candidate, ev.Value)
+		return nil
+	})
+}
