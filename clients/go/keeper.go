@@ -98,13 +98,12 @@ func (k *keeper) getDeadline() time.Time {
 	return k.deadline
 }
 
-// anchor moves the deadline to a renewal's send time + its validity (never backwards).
+// anchor moves the deadline to a renewal's send time + its validity: the latest answer is the
+// truth, even when it is shorter (a renewal may set a shorter lease than the grant had).
 func (k *keeper) anchor(sent time.Time, validity time.Duration) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if d := sent.Add(validity); d.After(k.deadline) {
-		k.deadline = d
-	}
+	k.deadline = sent.Add(validity)
 	k.renewals = append(k.renewals, sent)
 }
 
