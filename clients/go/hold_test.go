@@ -192,3 +192,32 @@ func TestSessionKeeperSignalsAClosedSession(t *testing.T) {
 	}
 	must(t, sk.Close(ctx))
 }
+
+// cancelAfterPost lets a POST reach the service, then cancels the caller's ctx before the answer
+// is seen: a grant the caller never learns of.
+type cancelAfterPost struct {
+	base   http.RoundTripper
+	cancel context.CancelFunc
+}
+
+func (c *cancelAfterPost) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := c.base.RoundTrip(req)
+	if err != nil || req.Method != http.MethodPost {
+		return resp, err
+	}
+	resp.Body.Close()
+	c.cancel()
+	return nil, context.Canceled
+}
+
+func TestAnAcquireGivenUpReleasesAGrantItDidNotSee(t *testing.T) {
+	ctx, c, k := ctxFor(t, 10*time.Second), admin(t), uniqueKey(t, "K")
+	actx, cancel := context.WithCancel(ctx)
+	r := newClient(t, env.Service, env.AdminKey, Options{HTTPClient: &http.Client{Transport: &cancelAfterPost{newRecorder(), cancel}}})
+	if _, err := r.AcquireGrant(actx, k, AcquireOptions{TTL: 10 * time.Second}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("acquire: %v", err)
+	}
+	if _, err := c.InspectLock(ctx, k); !IsLockNotFound(err) {
+		t.Fatalf("the unseen grant is still held: %v", err)
+	}
+}
