@@ -56,7 +56,8 @@ func validOwner(owner string) error {
 		return invalid("owner", "must be 1–200 printable characters")
 	}
 	for _, r := range owner {
-		if unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Co, unicode.Cs) || !unicode.IsGraphic(r) && r != ' ' {
+		// The service's rule: no \p{C} (control, format, surrogate, private use, unassigned).
+		if !unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Z) {
 			return invalid("owner", "must not contain control or unassigned characters")
 		}
 	}
