@@ -54,7 +54,7 @@ func (c *Client) acquire(ctx context.Context, key string, o *AcquireOptions) (*G
 	}
 	g := new(Grant)
 	path := holdPath(o.kind(), key)
-	sent, created, err := c.grantLoop(ctx, o.Wait, path, ours, token, func(wait time.Duration) request {
+	sent, created, err := c.grantLoop(ctx, o.Wait, path, ours && !o.Reentrant, token, !o.Reentrant, func(wait time.Duration) request {
 		body := acquireBody{TTLMs: millis(o.TTL), WaitMs: millis(wait), Token: token, Reentrant: o.Reentrant, Owner: o.Owner,
 			Session: o.Session, Limit: o.Limit, Permits: o.Permits}
 		return request{method: http.MethodPost, path: path, body: body}
@@ -69,8 +69,9 @@ func (c *Client) acquire(ctx context.Context, key string, o *AcquireOptions) (*G
 // grantLoop sends the request a wait makes (the wait left of totalWait) until it is answered, or
 // the retry rules above say stop; it decodes the answer into out and returns the successful
 // request's send time and whether it answered 201. releasePath: where an abandoned grant of a
-// token the library chose (ours) is released.
-func (c *Client) grantLoop(ctx context.Context, totalWait time.Duration, releasePath string, ours bool, token string,
+// token the library chose (ours) is released. idempotent: whether a request that got no answer may
+// be sent again (not a reentrant acquire: it would add a hold; a 503 or 429 granted nothing).
+func (c *Client) grantLoop(ctx context.Context, totalWait time.Duration, releasePath string, ours bool, token string, idempotent bool,
 	build func(wait time.Duration) request, out any) (time.Time, bool, error) {
 	waitEnd := time.Now().Add(totalWait)
 	budgetEnd := waitEnd.Add(c.retryBudget)
@@ -93,7 +94,7 @@ func (c *Client) grantLoop(ctx context.Context, totalWait time.Duration, release
 			return sent, false, err
 		}
 		delay, again := retryDelay(err, attempt)
-		if !again || time.Now().Add(delay).After(budgetEnd) {
+		if !again || time.Now().Add(delay).After(budgetEnd) || !idempotent && IsUnreachable(err) {
 			return sent, false, err
 		}
 		if err := sleep(ctx, delay); err != nil {

@@ -156,7 +156,7 @@ func (c *Client) campaign(ctx context.Context, name string, o *CampaignOptions, 
 	}
 	e := new(Elected)
 	path := electionPath(name)
-	sent, created, err := c.grantLoop(ctx, o.Wait, path, ours, token, func(wait time.Duration) request {
+	sent, created, err := c.grantLoop(ctx, o.Wait, path, ours, token, true, func(wait time.Duration) request {
 		body := map[string]any{"candidate": o.Candidate, "token": token}
 		if o.Value != "" {
 			body["value"] = o.Value

@@ -124,10 +124,18 @@ func (h *Hold) renewOnce(ctx context.Context) (time.Duration, error) {
 // Lost is closed the moment the hold is lost (never when it is released by Release or WithLock).
 func (h *Hold) Lost() <-chan struct{} { return h.k.lost }
 
-// Err is nil while the hold is held, then a *LockLostError saying why it was lost.
+// Err is nil while the hold is held, then a *LockLostError saying why it was lost. It also
+// compares the local validity deadline with the clock itself, so a process that was paused past
+// it learns so here even before the watchdog's goroutine has run (the loss is then signalled).
 func (h *Hold) Err() error {
 	if e := h.k.lostErr(); e != nil {
 		return e
+	}
+	if h.k.started && time.Now().After(h.k.getDeadline()) {
+		h.k.lose(LostValidityExhausted, "the local validity deadline has passed")
+		if e := h.k.lostErr(); e != nil {
+			return e
+		}
 	}
 	return nil
 }

@@ -221,3 +221,33 @@ func TestAnAcquireGivenUpReleasesAGrantItDidNotSee(t *testing.T) {
 		t.Fatalf("the unseen grant is still held: %v", err)
 	}
 }
+
+func TestErrSeesAPassedDeadlineBeforeTheWatchdog(t *testing.T) {
+	ctx, c, k := ctxFor(t, 10*time.Second), admin(t), uniqueKey(t, "K")
+	h, err := c.Acquire(ctx, k, AcquireOptions{TTL: 10 * time.Second})
+	must(t, err)
+	defer func() { _ = h.Release(ctx) }()
+	h.k.mu.Lock()
+	h.k.deadline = time.Now().Add(-time.Millisecond) // as after a pause past the validity
+	h.k.mu.Unlock()
+	var lost *LockLostError
+	if !errors.As(h.Err(), &lost) || lost.Reason != LostValidityExhausted {
+		t.Fatalf("Err: %v", h.Err())
+	}
+	select {
+	case <-h.Lost():
+	default:
+		t.Fatal("Err saw the loss but Lost() is open")
+	}
+}
+
+func TestAReentrantAcquireIsNotResentAfterNoAnswer(t *testing.T) {
+	ctx, k := ctxFor(t, 10*time.Second), uniqueKey(t, "K")
+	rec := newRecorder()
+	p := newClient(t, env.Proxied, env.AdminKey, Options{HTTPClient: &http.Client{Transport: rec}})
+	control(t, "/proxy/drop-next-response")
+	_, err := p.AcquireGrant(ctx, k, AcquireOptions{TTL: time.Second, Reentrant: true})
+	if !IsUnreachable(err) || len(rec.requests("POST", k)) != 1 {
+		t.Fatalf("acquire: %v after %d attempts", err, len(rec.requests("POST", k)))
+	}
+}

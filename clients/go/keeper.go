@@ -30,6 +30,8 @@ type keeper struct {
 	watchPath, watchToken string
 	lostError             func(reason LossReason, detail string) *LockLostError
 
+	started bool // kept (a watchdog runs): only then is a passed deadline a loss
+
 	mu       sync.Mutex
 	deadline time.Time
 	err      *LockLostError
@@ -56,6 +58,7 @@ func newKeeper(c *Client, ttl, margin time.Duration, sent time.Time, validity ti
 }
 
 func (k *keeper) start() {
+	k.started = true
 	k.wg.Add(1)
 	go k.watchdog()
 	if k.watchPath != "" {
