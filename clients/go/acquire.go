@@ -56,7 +56,7 @@ func (c *Client) acquire(ctx context.Context, key string, o *AcquireOptions) (*G
 	path := holdPath(o.kind(), key)
 	sent, created, err := c.grantLoop(ctx, o.Wait, path, ours && !o.Reentrant, token, !o.Reentrant, func(wait time.Duration) request {
 		body := acquireBody{TTLMs: millis(o.TTL), WaitMs: millis(wait), Token: token, Reentrant: o.Reentrant, Owner: o.Owner,
-			Session: o.Session, Limit: o.Limit, Permits: o.Permits}
+			Session: o.Session, Limit: o.Limit, Permits: o.Permits, LockDelay: millis(o.LockDelay)}
 		return request{method: http.MethodPost, path: path, body: body}
 	}, g)
 	if err != nil {

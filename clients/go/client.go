@@ -229,10 +229,12 @@ func errorOf(resp *response) *Error {
 		Reason       string      `json:"reason"`
 		Nodes        []NodeState `json:"nodes"`
 		Issues       []Issue     `json:"issues"`
+		DelayedUntil time.Time   `json:"delayedUntil"`
 	}
 	_ = json.Unmarshal(resp.body, &fields)
 	e.Code, e.Message, e.Owners, e.Limit, e.Permits = fields.Error, fields.Message, fields.Owners, fields.Limit, fields.Permits
 	e.Reason, e.Nodes, e.Issues, e.Waited = fields.Reason, fields.Nodes, fields.Issues, ms(fields.WaitedMs)
+	e.DelayedUntil = fields.DelayedUntil
 	if e.Code == "" {
 		e.Code = "http_" + strconv.Itoa(resp.status)
 	}

@@ -15,6 +15,7 @@ const (
 	CodeLockNotFound        = "lock_not_found"
 	CodeSessionNotFound     = "session_not_found"
 	CodeLockHeld            = "lock_held"
+	CodeLockDelayed         = "lock_delayed"
 	CodeNotOwner            = "not_owner"
 	CodeUpgradeNotSupported = "upgrade_not_supported"
 	CodeLimitMismatch       = "limit_mismatch"
@@ -44,6 +45,8 @@ type Error struct {
 	Owners []string
 	// Waited: lock_held after waiting in line.
 	Waited time.Duration
+	// DelayedUntil: lock_delayed, when the lock-delay ends.
+	DelayedUntil time.Time
 	// Limit: limit_mismatch, the semaphore's limit. Permits: permits_mismatch, the permits held.
 	Limit   int
 	Permits int
@@ -86,6 +89,7 @@ var (
 	ErrLockNotFound        = sentinel(CodeLockNotFound)
 	ErrSessionNotFound     = sentinel(CodeSessionNotFound)
 	ErrLockHeld            = sentinel(CodeLockHeld)
+	ErrLockDelayed         = sentinel(CodeLockDelayed)
 	ErrNotOwner            = sentinel(CodeNotOwner)
 	ErrUpgradeNotSupported = sentinel(CodeUpgradeNotSupported)
 	ErrLimitMismatch       = sentinel(CodeLimitMismatch)
@@ -113,6 +117,9 @@ func hasCode(err error, code string) bool {
 
 // IsLockHeld reports whether err is a 409 lock_held (e.RetryAfter, e.Owners, e.Waited say more).
 func IsLockHeld(err error) bool { return hasCode(err, CodeLockHeld) }
+
+// IsLockDelayed reports a 409 lock_delayed: free, but in a lock-delay until e.DelayedUntil.
+func IsLockDelayed(err error) bool { return hasCode(err, CodeLockDelayed) }
 
 // IsNotOwner reports a 409 not_owner: another token holds it; this hold is gone.
 func IsNotOwner(err error) bool { return hasCode(err, CodeNotOwner) }

@@ -251,3 +251,15 @@ func TestAReentrantAcquireIsNotResentAfterNoAnswer(t *testing.T) {
 		t.Fatalf("acquire: %v after %d attempts", err, len(rec.requests("POST", k)))
 	}
 }
+
+func TestLockDelayKeepsAVanishedHoldersLockFree(t *testing.T) {
+	ctx, c, k := ctxFor(t, 10*time.Second), admin(t), uniqueKey(t, "K")
+	_, err := c.AcquireGrant(ctx, k, AcquireOptions{TTL: 200 * time.Millisecond, LockDelay: 2 * time.Second}) // never renewed
+	must(t, err)
+	time.Sleep(400 * time.Millisecond)
+	_, err = c.AcquireGrant(ctx, k, AcquireOptions{})
+	e, ok := ServiceError(err)
+	if !IsLockDelayed(err) || !errors.Is(err, ErrLockDelayed) || !ok || time.Until(e.DelayedUntil) <= 0 || e.RetryAfter <= 0 {
+		t.Fatalf("acquire in the delay: %v (%+v)", err, e)
+	}
+}

@@ -22,6 +22,10 @@ type AcquireOptions struct {
 	Owner string
 	// Reentrant: a re-acquire by the same token adds a hold instead of re-granting.
 	Reentrant bool
+	// LockDelay: when this hold ends without its holder's release (expiry, force-release, its
+	// session lapsing), nobody gets it for this long (at most MAX_LOCK_DELAY_MS). 0: not sent
+	// (no delay, or a bound session's own).
+	LockDelay time.Duration
 	// Session binds the hold to a session (its lease is the session's).
 	Session string
 	// Limit and Permits: a semaphore's limit (≥ 1) and the permits this hold takes (1 … Limit;
@@ -81,6 +85,7 @@ type acquireBody struct {
 	Session   string `json:"session,omitempty"`
 	Limit     int    `json:"limit,omitempty"`
 	Permits   int    `json:"permits,omitempty"`
+	LockDelay int64  `json:"lockDelayMs,omitempty"`
 }
 
 // AcquireGrant acquires once (one logical acquire: retried safely with the same token after a

@@ -12,6 +12,8 @@ import (
 type SessionOptions struct {
 	TTL   time.Duration
 	Owner string
+	// LockDelay: the lock-delay of the session's holds that give none of their own (0: none).
+	LockDelay time.Duration
 	// SafetyMargin and ReleaseTimeout as for holds (KeepSession and WithSession).
 	SafetyMargin   time.Duration
 	ReleaseTimeout time.Duration
@@ -33,6 +35,12 @@ func (c *Client) OpenSession(ctx context.Context, o SessionOptions) (*Session, e
 	}
 	if o.Owner != "" {
 		body["owner"] = o.Owner
+	}
+	if o.LockDelay < 0 {
+		return nil, invalid("lockDelay", "must not be negative")
+	}
+	if o.LockDelay > 0 {
+		body["lockDelayMs"] = millis(o.LockDelay)
 	}
 	s := new(Session)
 	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/sessions", body: body}, s); err != nil {

@@ -100,6 +100,9 @@ func validAcquire(key string, o *AcquireOptions) error {
 	if o.Wait < 0 {
 		return invalid("wait", "must not be negative")
 	}
+	if o.LockDelay < 0 {
+		return invalid("lockDelay", "must not be negative")
+	}
 	if o.MaxHold < 0 {
 		return invalid("maxHold", "must not be negative")
 	}
