@@ -45,4 +45,6 @@ if [ "${1:-}" = "--tests" ]; then
   if ! python3 -c "$py_builds" >/dev/null 2>&1 && ! /usr/bin/python3 -c "$py_builds" >/dev/null 2>&1; then
     apt_install python3-venv "python3 python3-venv python3-setuptools python3-pip" # python3-venv: not a command, so always
   fi
+  # The Go client's suite (test/clients/go.test.ts): Debian's Go, offline (no module proxy).
+  apt_install go golang-go
 fi
