@@ -23,7 +23,15 @@ t.test('npm pack: the built JS and its types, package.json and README; no source
   const [pack] = JSON.parse(stdout) as { name: string; files: { path: string }[] }[]
   const files = (pack?.files ?? []).map((f) => f.path).sort()
   t.equal(pack?.name, '@lock-service/client')
-  for (const file of ['dist/index.js', 'dist/index.d.ts', 'dist/client.js', 'dist/client.d.ts', 'dist/watchdog.js', 'package.json', 'README.md']) {
+  for (const file of [
+    'dist/index.js',
+    'dist/index.d.ts',
+    'dist/client.js',
+    'dist/client.d.ts',
+    'dist/watchdog.js',
+    'package.json',
+    'README.md',
+  ]) {
     t.ok(files.includes(file), `ships ${file}`)
   }
   t.same(

@@ -8,7 +8,7 @@ import type { ErrorBody, LossReason, NodeState } from './wire.js'
 /** The base type: `code` is the service's error code (`lock_held`, …) or a local one (`invalid_argument`, …). */
 export class LockServiceError extends Error {
   override name = 'LockServiceError'
-  /** The service's error code, or `invalid_argument`, `unreachable`, `timeout`, `lock_lost` for local errors. */
+  /** The service's error code, or a local one: `invalid_argument`, `unreachable`, `timeout`, `lock_lost`, `bad_answer` (not JSON). */
   readonly code: string
   /** The HTTP status of the answer; 0 for a local error. */
   readonly status: number

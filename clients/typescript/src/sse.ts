@@ -54,7 +54,7 @@ export async function* watchEvents(
   } catch (err) {
     if (o.signal?.aborted) throw o.signal.reason
     if (err instanceof LockServiceError) throw err
-    throw new UnreachableError(`GET ${transport.base}: the event stream broke`, { cause: err })
+    throw new UnreachableError(`the event stream from the lock service at ${transport.base} broke`, { cause: err })
   }
 }
 

@@ -1,5 +1,5 @@
 /** One HTTP exchange with the service over Node's fetch: headers, timeouts, and typed errors for every failure. */
-import { errorFromAnswer, TimeoutError, UnreachableError } from './errors.js'
+import { errorFromAnswer, LockServiceError, TimeoutError, UnreachableError } from './errors.js'
 
 /** How a {@link Client} reaches the service. */
 export interface ClientOptions {
@@ -87,16 +87,21 @@ export class Transport {
     } catch {
       body = undefined
     }
-    if (response.status >= 200 && response.status < 300 && body !== undefined) return body as T
-    throw errorFromAnswer(response.status, body, response.headers.get('x-request-id') ?? undefined, response.headers.get('retry-after'))
+    const requestId = response.headers.get('x-request-id') ?? undefined
+    if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
+      const what = `the lock service at ${this.base} answered ${response.status} with a body that is not a JSON object`
+      throw new LockServiceError('bad_answer', what, response.status, requestId)
+    }
+    if (response.status >= 200 && response.status < 300) return body as T
+    throw errorFromAnswer(response.status, body, requestId, response.headers.get('retry-after'))
   }
 
   #failure(err: unknown, x: Exchange, timeout: AbortSignal | undefined, timeoutMs: number): Error {
     if (x.signal?.aborted) return x.signal.reason instanceof Error ? x.signal.reason : new Error(String(x.signal.reason))
     if (timeout?.aborted || (err instanceof Error && err.name === 'TimeoutError')) {
-      return new TimeoutError(`${x.method} ${this.base}: no answer within ${timeoutMs} ms`)
+      return new TimeoutError(`no answer from the lock service at ${this.base} within ${timeoutMs} ms`)
     }
-    return new UnreachableError(`${x.method} ${this.base}: ${describe(err)}`, { cause: err })
+    return new UnreachableError(`cannot reach the lock service at ${this.base}: ${describe(err)}`, { cause: err })
   }
 }
 
