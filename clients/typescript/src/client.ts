@@ -204,7 +204,7 @@ export class Client {
       maxHoldMs: options.maxHoldMs,
       requestTimeoutMs: this.transport.timeoutMs,
       random: options.random,
-      renew: async (timeoutMs, signal) => (await routes.renew(grant.key, grant.token, { timeoutMs, signal })).validityMs,
+      renew: async (timeoutMs) => (await routes.renew(grant.key, grant.token, { timeoutMs })).validityMs,
       watch: options.watch === false ? undefined : (signal) => routes.watch(grant.key, grant.token, { waitMs: WATCH_WAIT_MS, signal }),
     })
     const hold = new Hold(routes, watchdog, grant, options.releaseTimeoutMs ?? DEFAULT_RELEASE_TIMEOUT_MS)

@@ -73,7 +73,7 @@ export class Sessions {
       anchor: sentAt,
       safetyMarginMs: options.safetyMarginMs,
       requestTimeoutMs: this.transport.timeoutMs,
-      renew: async (timeoutMs, signal) => (await this.keepalive(opened.id, { timeoutMs, signal })).validityMs,
+      renew: async (timeoutMs) => (await this.keepalive(opened.id, { timeoutMs })).validityMs,
     })
     watchdog.start()
     return new Session(this, opened, watchdog)

@@ -21,8 +21,12 @@ export interface WatchdogOptions {
   safetyMarginMs?: number
   /** Stop renewing and signal `max_hold` this long after `anchor`. */
   maxHoldMs?: number
-  /** One renew: resolves to the new validityMs; rejects with the service's error or a transport one. */
-  renew: (timeoutMs: number, signal: AbortSignal) => Promise<number>
+  /**
+   * One renew: resolves to the new validityMs; rejects with the service's error or a transport one.
+   * Bounded by its timeout only (an answer after stop() is ignored): one signal shared by every renew
+   * of a long hold would gather an AbortSignal.any dependent per renew, which some Node versions leak.
+   */
+  renew: (timeoutMs: number) => Promise<number>
   /** One watch request (a long poll); omitted: no background watch. */
   watch?: (signal: AbortSignal) => Promise<WatchEvent>
   /** Per-request timeout of the client. */
@@ -154,7 +158,7 @@ export class Watchdog {
     const sentAt = performance.now()
     const left = this.#deadline - this.#margin - sentAt
     try {
-      const validityMs = await this.#o.renew(Math.max(50, Math.min(this.#o.requestTimeoutMs, left)), this.#stopped.signal)
+      const validityMs = await this.#o.renew(Math.max(50, Math.min(this.#o.requestTimeoutMs, left)))
       if (this.stopped) return
       this.renewals++
       this.#failures = 0
