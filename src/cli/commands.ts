@@ -14,6 +14,7 @@ export type AnyGrant = Grant | PermitGrant
 
 /** The routes of the hold --read / --write / --limit pick: /locks, /rwlocks/KEY/read, /rwlocks/KEY/write or /semaphores. */
 export function routesOf(client: Client, mode: Options['mode']): HoldRoutes<Grant | PermitGrant> {
+  if (mode === 'leader') throw new CliError(EXIT.usage, 'lockctl does not campaign in elections')
   return client.routesOf(mode)
 }
 

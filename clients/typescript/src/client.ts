@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks'
 import { LockLostError, LockNotFoundError, NotOwnerError } from './errors.js'
 import { DEFAULT_RELEASE_TIMEOUT_MS, Hold } from './hold.js'
 import { HoldRoutes, listQuery, type AcquireOptions, type ListOptions, type PermitOptions } from './operations.js'
+import { Elections, Leadership, type CampaignOptions } from './elections.js'
 import { Sessions } from './sessions.js'
 import { Transport, type ClientOptions } from './transport.js'
 import { checkCount, checkKey, checkMs } from './validate.js'
@@ -154,6 +155,8 @@ export class Client {
   readonly semaphores: Semaphores
   /** `/sessions`: one lease for many holds. */
   readonly sessions: Sessions
+  /** `/elections`: leader election. */
+  readonly elections: Elections
 
   constructor(options: ClientOptions) {
     this.transport = new Transport(options)
@@ -161,6 +164,7 @@ export class Client {
     this.rwlocks = new RwLocks(this.transport)
     this.semaphores = new Semaphores(this.transport, 'permit', (key) => `/semaphores/${encodeURIComponent(key)}`)
     this.sessions = new Sessions(this.transport)
+    this.elections = new Elections(this.transport)
   }
 
   /** Liveness: `/healthz`. */
@@ -241,25 +245,120 @@ export class Client {
    */
   async withLock<T>(key: string, options: LockOptions, block: (hold: Hold) => Promise<T> | T): Promise<T> {
     const hold = await this.lock(key, options)
-    let result: T
-    try {
-      result = await block(hold)
-    } catch (err) {
-      const releaseError = await hold.release().then(
-        () => undefined,
-        (e: unknown) => e,
-      )
-      if (releaseError !== undefined && err !== null && typeof err === 'object' && !('releaseError' in err)) {
-        Object.defineProperty(err, 'releaseError', { value: releaseError, configurable: true, writable: true })
-      }
-      throw err
-    }
-    await hold.release().catch((err: unknown) => {
-      const error = err instanceof Error ? err : new Error(String(err))
-      if (options.onReleaseError) options.onReleaseError(error, hold)
-      else
-        process.emitWarning(`lock-service: could not release ${hold.key} (it lapses with its TTL): ${error.message}`, 'LockReleaseWarning')
-    })
-    return result
+    return runThenRelease(
+      hold,
+      block,
+      () => hold.release(),
+      (error) => {
+        if (options.onReleaseError) options.onReleaseError(error, hold)
+        else
+          process.emitWarning(
+            `lock-service: could not release ${hold.key} (it lapses with its TTL): ${error.message}`,
+            'LockReleaseWarning',
+          )
+      },
+    )
   }
+
+  /**
+   * Campaigns for leadership (waiting in line up to `waitMs`) and keeps it with a watchdog, as
+   * `lock()` keeps a hold: renewals at ttl/3 ± 10 %, a background watch, the local deadline,
+   * `maxHoldMs`. `leadership.signal` aborts when leadership is lost; `term` is the fence.
+   */
+  async campaign(name: string, options: CampaignOptions & LeadershipOptions): Promise<Leadership> {
+    if (options.maxHoldMs !== undefined) checkMs(options.maxHoldMs, 'maxHoldMs', 1)
+    if (options.releaseTimeoutMs !== undefined) checkMs(options.releaseTimeoutMs, 'releaseTimeoutMs', 1)
+    const { grant, sentAt, mayHaveWaited } = await this.elections.campaignTimed(name, options)
+    const watchdog = new Watchdog({
+      label: `leadership of ${grant.name}`,
+      ttlMs: grant.ttlMs,
+      validityMs: grant.validityMs,
+      anchor: sentAt,
+      safetyMarginMs: options.safetyMarginMs,
+      maxHoldMs: options.maxHoldMs,
+      requestTimeoutMs: this.transport.timeoutMs,
+      random: options.random,
+      renew: async (timeoutMs) => (await this.elections.renew(grant.name, grant.token, { timeoutMs })).validityMs,
+      watch:
+        options.watch === false ? undefined : (signal) => this.elections.watch(grant.name, grant.token, { waitMs: WATCH_WAIT_MS, signal }),
+    })
+    const leadership = new Leadership(this.elections, watchdog, grant, options.releaseTimeoutMs ?? DEFAULT_RELEASE_TIMEOUT_MS)
+    const elapsed = performance.now() - sentAt
+    if ((mayHaveWaited && elapsed > WAITED_MS) || grant.validityMs - elapsed < (2 * grant.ttlMs) / 3) {
+      const renewSent = performance.now()
+      try {
+        watchdog.reanchor(renewSent, (await this.elections.renew(grant.name, grant.token)).validityMs)
+      } catch (err) {
+        if (err instanceof LockNotFoundError || err instanceof NotOwnerError) {
+          throw new LockLostError('not_held', grant.name, `${grant.name}: elected after a wait but the term lapsed before it could be used`)
+        }
+        if (watchdog.checkLate()) throw err
+      }
+    }
+    watchdog.start()
+    return leadership
+  }
+
+  /**
+   * The one-call helper for leadership: campaigns (waiting up to `waitMs`), runs `block` while
+   * leader, resigns on exit (bounded). `leadership.signal` aborts the moment leadership is lost;
+   * `leadership.term` is the fence. Errors and results surface as with `withLock`.
+   */
+  async whileLeader<T>(
+    name: string,
+    options: CampaignOptions & LeadershipOptions,
+    block: (leadership: Leadership) => Promise<T> | T,
+  ): Promise<T> {
+    const leadership = await this.campaign(name, options)
+    return runThenRelease(
+      leadership,
+      block,
+      () => leadership.resign(),
+      (error) => {
+        if (options.onReleaseError) options.onReleaseError(error)
+        else
+          process.emitWarning(
+            `lock-service: could not resign ${leadership.name} (it lapses with its TTL): ${error.message}`,
+            'LockReleaseWarning',
+          )
+      },
+    )
+  }
+}
+
+/** The watchdog's options of a leadership (as for a hold). */
+export interface LeadershipOptions {
+  maxHoldMs?: number
+  safetyMarginMs?: number
+  releaseTimeoutMs?: number
+  watch?: boolean
+  onReleaseError?: (error: Error) => void
+  random?: () => number
+}
+
+/**
+ * Runs the block, then releases: the block's result or error is what surfaces. A release failure
+ * after an error is attached to it as `releaseError`; after a result it goes to `reportReleaseError`.
+ */
+async function runThenRelease<H, T>(
+  held: H,
+  block: (held: H) => Promise<T> | T,
+  release: () => Promise<unknown>,
+  reportReleaseError: (error: Error) => void,
+): Promise<T> {
+  let result: T
+  try {
+    result = await block(held)
+  } catch (err) {
+    const releaseError = await release().then(
+      () => undefined,
+      (e: unknown) => e,
+    )
+    if (releaseError !== undefined && err !== null && typeof err === 'object' && !('releaseError' in err)) {
+      Object.defineProperty(err, 'releaseError', { value: releaseError, configurable: true, writable: true })
+    }
+    throw err
+  }
+  await release().catch((err: unknown) => reportReleaseError(err instanceof Error ? err : new Error(String(err))))
+  return result
 }

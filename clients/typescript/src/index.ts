@@ -6,7 +6,7 @@
  * - `client.withLock(key, options, async ({ fence, signal }) => …)`: a hold kept alive by a watchdog
  *   whose loss aborts `signal`; `client.lock()` for the same as a handle you release yourself.
  */
-export { Client, Locks, RwLocks, Semaphores, type LockOptions } from './client.js'
+export { Client, Locks, RwLocks, Semaphores, type LockOptions, type LeadershipOptions } from './client.js'
 export { Hold, DEFAULT_RELEASE_TIMEOUT_MS } from './hold.js'
 export {
   HoldRoutes,
@@ -18,6 +18,7 @@ export {
   type WatchOptions,
 } from './operations.js'
 export { Sessions, Session, type SessionOptions } from './sessions.js'
+export { Elections, Leadership, type CampaignOptions, type ObserveOptions, type ElectionEvent } from './elections.js'
 export { DEFAULT_TIMEOUT_MS, type ClientOptions } from './transport.js'
 export { jitter, retryDelay } from './timing.js'
 export * from './errors.js'

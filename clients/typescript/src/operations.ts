@@ -87,30 +87,7 @@ export class HoldRoutes<G, O extends AcquireOptions = AcquireOptions> {
 
   /** {@link acquire}, also saying when the request that was granted was sent (the validity's anchor). */
   async acquireTimed(key: string, options: O = {} as O): Promise<Timed<G>> {
-    const body = this.#acquireBody(key, options)
-    const waitMs = (body.waitMs as number | undefined) ?? 0
-    const started = performance.now()
-    const waitEnds = started + waitMs
-    const budgetEnds = waitEnds + (options.retryBudgetMs ?? DEFAULT_RETRY_BUDGET_MS)
-    for (let attempt = 0; ; attempt++) {
-      const sentAt = performance.now()
-      const waitLeft = Math.max(0, Math.floor(waitEnds - sentAt))
-      if (waitMs > 0) body.waitMs = waitLeft
-      try {
-        const answer = await this.transport.json<Record<string, unknown>>({
-          method: 'POST',
-          path: this.pathOf(key),
-          body,
-          timeoutMs: waitLeft + this.transport.timeoutMs,
-          signal: options.signal,
-        })
-        return { grant: timed<G>(answer, 'expiresAt'), sentAt, mayHaveWaited: waitMs > 0 }
-      } catch (err) {
-        const delay = retryableAfter(err, attempt)
-        if (delay === undefined || performance.now() + delay > budgetEnds) throw err
-        await sleep(delay, options.signal)
-      }
-    }
+    return postRetrying<G>(this.transport, this.pathOf(key), this.#acquireBody(key, options), options)
   }
 
   #acquireBody(key: string, o: AcquireOptions): Record<string, unknown> {
@@ -165,6 +142,41 @@ export class HoldRoutes<G, O extends AcquireOptions = AcquireOptions> {
     checkKey(key)
     checkToken(token)
     return watchEvents(this.transport, `${this.pathOf(key)}/watch`, token, options)
+  }
+}
+
+/**
+ * POSTs an acquire (or a campaign) whose body has its token, retrying a transport failure, a timeout,
+ * a 503 or a 429 within waitMs + retryBudgetMs (a retry sends the wait that is left); the answer with
+ * its `expiresAt` as a Date, and when the request that got it was sent.
+ */
+export async function postRetrying<G>(
+  transport: Transport,
+  path: string,
+  body: Record<string, unknown>,
+  options: { retryBudgetMs?: number; signal?: AbortSignal },
+): Promise<Timed<G>> {
+  const waitMs = (body.waitMs as number | undefined) ?? 0
+  const waitEnds = performance.now() + waitMs
+  const budgetEnds = waitEnds + (options.retryBudgetMs ?? DEFAULT_RETRY_BUDGET_MS)
+  for (let attempt = 0; ; attempt++) {
+    const sentAt = performance.now()
+    const waitLeft = Math.max(0, Math.floor(waitEnds - sentAt))
+    if (waitMs > 0) body.waitMs = waitLeft
+    try {
+      const answer = await transport.json<Record<string, unknown>>({
+        method: 'POST',
+        path,
+        body,
+        timeoutMs: waitLeft + transport.timeoutMs,
+        signal: options.signal,
+      })
+      return { grant: timed<G>(answer, 'expiresAt'), sentAt, mayHaveWaited: waitMs > 0 }
+    } catch (err) {
+      const delay = retryableAfter(err, attempt)
+      if (delay === undefined || performance.now() + delay > budgetEnds) throw err
+      await sleep(delay, options.signal)
+    }
   }
 }
 

@@ -38,6 +38,14 @@ export type SessionKeptAlive = WithTime<Json<'keepaliveSession', 200>, 'expiresA
 export type SessionInfo = Json<'inspectSession', 200>
 export type SessionClosed = Json<'closeSession', 200>
 
+export type LeaderGrant = WithTime<Json<'campaign', 201>, 'expiresAt' | 'since'>
+export type LeaderRenewed = WithTime<Json<'renewLeadership', 200>, 'expiresAt'>
+export type Proclaimed = Json<'proclaim', 200>
+export type Resigned = Json<'resign', 200>
+export type ElectionInfo = Json<'inspectElection', 200>
+export type ElectionPage = Json<'listElections', 200>
+export type Observed = Json<'observeElection', 200>
+
 export type Health = Json<'getHealth', 200>
 export type Readiness = Json<'getReadiness', 200>
 

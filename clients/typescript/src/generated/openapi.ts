@@ -347,6 +347,126 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/elections/{name}/campaign': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /** Campaign for leadership: 201 once leader (waiting in line up to waitMs), 200 for the leader re-campaigning with its token */
+    post: operations['campaign']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/elections/{name}/proclaim': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    /** Proclaim a new value (the leader only): observers are told of it as the term's next revision */
+    put: operations['proclaim']
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/elections/{name}/renew': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    /** Extend the leadership (the leader only; a session-bound leader is renewed by its keepalive) */
+    put: operations['renewLeadership']
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/elections/{name}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** Inspect an election: its leader (never a token), candidates in line, terms begun */
+    get: operations['inspectElection']
+    put?: never
+    post?: never
+    /** Resign (by the leader token): the term ends and the next candidate in line is elected */
+    delete: operations['resign']
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/elections': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** Admin: list elections that have a leader (SCAN-based, paginated; never a token) */
+    get: operations['listElections']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/elections/{name}/observe': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** Observe an election: long poll (answers when the state differs from after/revision) or Server-Sent Events */
+    get: operations['observeElection']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/elections/{name}/watch': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** Watch the leader's own hold: answers as soon as the leadership is lost (why, when), or when the wait runs out */
+    get: operations['watchLeadership']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/healthz': {
     parameters: {
       query?: never
@@ -455,6 +575,12 @@ export interface components {
       waitedMs?: number
       /** @description 409 lock_held: the owner labels of the holds in the way (those that have one; at most 10; absent when none has one) */
       owners?: string[]
+      /** @description 409 lock_held on a campaign: the current leader (null: a term is starting) */
+      leader?: {
+        candidate: string
+        term: number
+        since: string
+      } | null
       issues?: {
         path: string
         message: string
@@ -3030,7 +3156,7 @@ export interface operations {
                * @description Which hold: /locks (exclusive), /rwlocks read or write, /semaphores (permit)
                * @enum {string}
                */
-              kind: 'exclusive' | 'read' | 'write' | 'permit'
+              kind: 'exclusive' | 'read' | 'write' | 'permit' | 'leader'
               fence: number
               remainingMs: number
             }[]
@@ -3041,7 +3167,7 @@ export interface operations {
                * @description Which hold: /locks (exclusive), /rwlocks read or write, /semaphores (permit)
                * @enum {string}
                */
-              kind: 'exclusive' | 'read' | 'write' | 'permit'
+              kind: 'exclusive' | 'read' | 'write' | 'permit' | 'leader'
             }[]
           }
         }
@@ -3139,7 +3265,7 @@ export interface operations {
                * @description Which hold: /locks (exclusive), /rwlocks read or write, /semaphores (permit)
                * @enum {string}
                */
-              kind: 'exclusive' | 'read' | 'write' | 'permit'
+              kind: 'exclusive' | 'read' | 'write' | 'permit' | 'leader'
               fence: number
               remainingMs: number
             }[]
@@ -3217,7 +3343,7 @@ export interface operations {
                * @description Which hold: /locks (exclusive), /rwlocks read or write, /semaphores (permit)
                * @enum {string}
                */
-              kind: 'exclusive' | 'read' | 'write' | 'permit'
+              kind: 'exclusive' | 'read' | 'write' | 'permit' | 'leader'
               /** @description false: it had already gone */
               released: boolean
             }[]
@@ -4021,6 +4147,1125 @@ export interface operations {
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description backend_unavailable | shutting_down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  campaign: {
+    parameters: {
+      query?: {
+        /** @description The candidate's label (as the body's candidate) */
+        candidate?: string
+        /** @description The value (as the body's value) */
+        value?: string
+        /** @description Lease length (as ttlMs): 1500, 1500ms, 1.5s, 2m, 1h. Default: DEFAULT_TTL_MS */
+        ttl?: string
+        /** @description wait: a whole number of ms, or a number with ms, s, m or h (e.g. 1.5s); 0ms … MAX_WAIT_MS */
+        wait?: string
+        /** @description Bind the leadership to this session (as the body's session) */
+        session?: string
+      }
+      header?: {
+        /** @description Owner token (alternative to the body or query field) */
+        'lock-token'?: string
+      }
+      path: {
+        /** @description Election name: 1–200 characters from A-Z a-z 0-9 . _ - : @ = + (names as lock keys, in a namespace of their own) */
+        name: string
+      }
+      cookie?: never
+    }
+    /** @description Optional: an empty body means all defaults. Must be a JSON object when present. */
+    requestBody?: {
+      content: {
+        'application/json': {
+          /** @description Required here or as ?candidate= */
+          candidate?: string
+          /** @description What the leader announces (e.g. its address), at most 4096 bytes; shown to every observer */
+          value?: string
+          /** @description Lease length in ms, 100 … MAX_TTL_MS (3600000). Default: DEFAULT_TTL_MS */
+          ttlMs?: number
+          /** @description How long to wait in line for leadership, ms (0: try once; at most MAX_WAIT_MS, 60000) */
+          waitMs?: number
+          /** @description Bind the leadership to this session: its lease is the session's, and it ends with the session */
+          session?: string
+          /** @description Caller-chosen token; the server makes one when absent. The leader's own token again: 200, the same term */
+          token?: string
+        }
+      }
+    }
+    responses: {
+      /** @description The leader's own token again: the same term */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': {
+            name: string
+            /** @description The term: this leadership's fencing token, strictly greater than every term before it in this election */
+            term: number
+            /** @description The leader token: keep it to renew, proclaim and resign */
+            token: string
+            candidate: string
+            /** @description The value, or null when none was given */
+            value: string | null
+            /** @description 1 when elected, + 1 per proclaim */
+            revision: number
+            /** @description When this term began (ISO 8601) */
+            since: string
+            ttlMs: number
+            /** @description How long the leader may safely act as leader: ttlMs − elapsed − clock drift */
+            validityMs: number
+            /** @description ISO 8601 time at which the leadership lapses unless renewed */
+            expiresAt: string
+          }
+        }
+      }
+      /** @description Elected: a new term */
+      201: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': {
+            name: string
+            /** @description The term: this leadership's fencing token, strictly greater than every term before it in this election */
+            term: number
+            /** @description The leader token: keep it to renew, proclaim and resign */
+            token: string
+            candidate: string
+            /** @description The value, or null when none was given */
+            value: string | null
+            /** @description 1 when elected, + 1 per proclaim */
+            revision: number
+            /** @description When this term began (ISO 8601) */
+            since: string
+            ttlMs: number
+            /** @description How long the leader may safely act as leader: ttlMs − elapsed − clock drift */
+            validityMs: number
+            /** @description ISO 8601 time at which the leadership lapses unless renewed */
+            expiresAt: string
+          }
+        }
+      }
+      /** @description invalid_request */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description forbidden */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description lock_not_found | session_not_found | route_not_found */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description lock_held | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description payload_too_large */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description unsupported_media_type */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description backend_unavailable | shutting_down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  proclaim: {
+    parameters: {
+      query?: never
+      header?: {
+        /** @description Owner token (alternative to the body or query field) */
+        'lock-token'?: string
+      }
+      path: {
+        /** @description Election name: 1–200 characters from A-Z a-z 0-9 . _ - : @ = + (names as lock keys, in a namespace of their own) */
+        name: string
+      }
+      cookie?: never
+    }
+    /** @description Optional: an empty body means all defaults. Must be a JSON object when present. */
+    requestBody?: {
+      content: {
+        'application/json': {
+          /** @description Leader token (or the Lock-Token header) */
+          token?: string
+          /** @description What the leader announces (e.g. its address), at most 4096 bytes; shown to every observer */
+          value: string
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': {
+            name: string
+            term: number
+            /** @description The revision this value has: + 1 per proclaim */
+            revision: number
+            value: string
+          }
+        }
+      }
+      /** @description invalid_request */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description forbidden */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description lock_not_found | session_not_found | route_not_found */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description lock_held | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description payload_too_large */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description unsupported_media_type */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description backend_unavailable | shutting_down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  renewLeadership: {
+    parameters: {
+      query?: {
+        /** @description ttl: a whole number of ms, or a number with ms, s, m or h (e.g. 1.5s); 100ms … MAX_TTL_MS */
+        ttl?: string
+      }
+      header?: {
+        /** @description Owner token (alternative to the body or query field) */
+        'lock-token'?: string
+      }
+      path: {
+        /** @description Election name: 1–200 characters from A-Z a-z 0-9 . _ - : @ = + (names as lock keys, in a namespace of their own) */
+        name: string
+      }
+      cookie?: never
+    }
+    /** @description Optional: an empty body means all defaults. Must be a JSON object when present. */
+    requestBody?: {
+      content: {
+        'application/json': {
+          /** @description Leader token (or the Lock-Token header) */
+          token?: string
+          /** @description New lease length in ms; default: the TTL of the latest campaign or renew */
+          ttlMs?: number
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': {
+            name: string
+            term: number
+            token: string
+            ttlMs: number
+            validityMs: number
+            expiresAt: string
+          }
+        }
+      }
+      /** @description invalid_request */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description forbidden */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description lock_not_found | session_not_found | route_not_found */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description lock_held | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description payload_too_large */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description unsupported_media_type */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description backend_unavailable | shutting_down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  inspectElection: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        /** @description Election name: 1–200 characters from A-Z a-z 0-9 . _ - : @ = + (names as lock keys, in a namespace of their own) */
+        name: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': {
+            name: string
+            /** @description null: no leader now */
+            leader: {
+              candidate: string
+              value: string | null
+              term: number
+              revision: number
+              /** @description When this term began (ISO 8601) */
+              since: string
+              /** @description Until the leadership lapses unless renewed */
+              remainingMs: number
+            } | null
+            /** @description The leader's term; with no leader, the latest term begun (0: none remembered) */
+            term: number
+            /** @description Candidates waiting in line */
+            candidates: number
+            /** @description Terms begun in this election (kept as long as its term counter: 7 days after the last) */
+            transitions: number
+          }
+        }
+      }
+      /** @description invalid_request */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description forbidden */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description lock_not_found | session_not_found | route_not_found */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description backend_unavailable | shutting_down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  resign: {
+    parameters: {
+      query?: {
+        /** @description Owner token: 16–128 characters from A-Z a-z 0-9 _ - */
+        token?: string
+        /** @description Admin: end the term whoever leads (no token needed): observers see vacant, force_released */
+        force?: 'true' | 'false'
+      }
+      header?: {
+        /** @description Owner token (alternative to the body or query field) */
+        'lock-token'?: string
+      }
+      path: {
+        /** @description Election name: 1–200 characters from A-Z a-z 0-9 . _ - : @ = + (names as lock keys, in a namespace of their own) */
+        name: string
+      }
+      cookie?: never
+    }
+    /** @description Optional: an empty body means all defaults. Must be a JSON object when present. */
+    requestBody?: {
+      content: {
+        'application/json': {
+          /** @description Owner token: 16–128 characters from A-Z a-z 0-9 _ - */
+          token?: string
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': {
+            name: string
+            /**
+             * @description The term is over
+             * @enum {boolean}
+             */
+            resigned: true
+          }
+        }
+      }
+      /** @description invalid_request */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description forbidden */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description lock_not_found | session_not_found | route_not_found */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description lock_held | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description payload_too_large */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description unsupported_media_type */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description backend_unavailable | shutting_down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  listElections: {
+    parameters: {
+      query?: {
+        /** @description Only keys that start with this */
+        prefix?: string
+        /** @description Stop scanning once this many are found (default 100; a page may hold a few more) */
+        limit?: string
+        cursor?: string
+      }
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': {
+            items: {
+              name: string
+              /** @description null: no leader now */
+              leader: {
+                candidate: string
+                value: string | null
+                term: number
+                revision: number
+                /** @description When this term began (ISO 8601) */
+                since: string
+                /** @description Until the leadership lapses unless renewed */
+                remainingMs: number
+              } | null
+              /** @description The leader's term; with no leader, the latest term begun (0: none remembered) */
+              term: number
+              /** @description Candidates waiting in line */
+              candidates: number
+              /** @description Terms begun in this election (kept as long as its term counter: 7 days after the last) */
+              transitions: number
+            }[]
+            /** @description Pass it back for the next page; null: the scan is complete */
+            cursor: string | null
+          }
+        }
+      }
+      /** @description invalid_request */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description forbidden */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description backend_unavailable | shutting_down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  observeElection: {
+    parameters: {
+      query?: {
+        /** @description The term you saw (an answer's term): answers at once when the election is no longer there; absent: at once */
+        after?: string
+        /** @description With after: the revision you saw (an answer's revision; 0 for no leader), so that a proclaim or a vacancy counts too */
+        revision?: string
+        /** @description How long to wait for a change (default 30 s, at most MAX_WATCH_MS): 1500, 1500ms, 1.5s, 2m */
+        wait?: string
+      }
+      header?: never
+      path: {
+        /** @description Election name: 1–200 characters from A-Z a-z 0-9 . _ - : @ = + (names as lock keys, in a namespace of their own) */
+        name: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Pass term and revision back as after and revision. With Accept: text/event-stream, Server-Sent Events instead: elected { term, revision, candidate, value, since }, proclaimed { term, revision, value }, vacant { term, revision: 0, reason? }, resync { term, revision, leader } (a state to replace yours); events: elected, proclaimed, vacant, resync; each with id "<term>.<revision>" */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': {
+            name: string
+            /** @description The leader's term; with no leader, the term that ended last (0: none known) */
+            term: number
+            /** @description The leader's revision (1 when elected, + 1 per proclaim); 0 with no leader */
+            revision: number
+            leader: {
+              candidate: string
+              value: string | null
+              term: number
+              revision: number
+              /** @description When this term began (ISO 8601) */
+              since: string
+              /** @description Until the leadership lapses unless renewed */
+              remainingMs: number
+            } | null
+            /**
+             * @description No leader: why the last term ended, when this replica saw it end
+             * @enum {string}
+             */
+            reason?: 'resigned' | 'expired' | 'force_released' | 'session_lost'
+            /** @description false: the wait ran out on the state given by after and revision */
+            changed: boolean
+          }
+          'text/event-stream':
+            | {
+                /**
+                 * @description The event: line
+                 * @constant
+                 */
+                event: 'elected'
+                /** @description The id: line, "<term>.<revision>" */
+                id: string
+                /** @description The data: line, one JSON object */
+                data: {
+                  /** @description The leader's term; with no leader, the term that ended last (0: none known) */
+                  term: number
+                  /** @description The leader's revision (1 when elected, + 1 per proclaim); 0 with no leader */
+                  revision: number
+                  candidate: string
+                  value: string | null
+                  /** @description When this term began (ISO 8601) */
+                  since: string
+                }
+              }
+            | {
+                /**
+                 * @description The event: line
+                 * @constant
+                 */
+                event: 'proclaimed'
+                /** @description The id: line, "<term>.<revision>" */
+                id: string
+                /** @description The data: line, one JSON object */
+                data: {
+                  /** @description The leader's term; with no leader, the term that ended last (0: none known) */
+                  term: number
+                  /** @description The leader's revision (1 when elected, + 1 per proclaim); 0 with no leader */
+                  revision: number
+                  value: string | null
+                }
+              }
+            | {
+                /**
+                 * @description The event: line
+                 * @constant
+                 */
+                event: 'vacant'
+                /** @description The id: line, "<term>.<revision>" */
+                id: string
+                /** @description The data: line, one JSON object */
+                data: {
+                  /** @description The leader's term; with no leader, the term that ended last (0: none known) */
+                  term: number
+                  /** @constant */
+                  revision: 0
+                  /**
+                   * @description No leader: why the last term ended, when this replica saw it end
+                   * @enum {string}
+                   */
+                  reason?: 'resigned' | 'expired' | 'force_released' | 'session_lost'
+                }
+              }
+            | {
+                /**
+                 * @description The event: line
+                 * @constant
+                 */
+                event: 'resync'
+                /** @description The id: line, "<term>.<revision>" */
+                id: string
+                /** @description The data: line, one JSON object */
+                data: {
+                  /** @description The leader's term; with no leader, the term that ended last (0: none known) */
+                  term: number
+                  /** @description The leader's revision (1 when elected, + 1 per proclaim); 0 with no leader */
+                  revision: number
+                  leader: {
+                    candidate: string
+                    value: string | null
+                    term: number
+                    revision: number
+                    /** @description When this term began (ISO 8601) */
+                    since: string
+                    /** @description Until the leadership lapses unless renewed */
+                    remainingMs: number
+                  } | null
+                  /**
+                   * @description No leader: why the last term ended, when this replica saw it end
+                   * @enum {string}
+                   */
+                  reason?: 'resigned' | 'expired' | 'force_released' | 'session_lost'
+                }
+              }
+        }
+      }
+      /** @description invalid_request */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description forbidden */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description backend_unavailable | shutting_down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  watchLeadership: {
+    parameters: {
+      query?: {
+        /** @description The hold's token (or the Lock-Token header) */
+        token?: string
+        /** @description How long to wait for the hold to go (default 30 s, at most MAX_WATCH_MS, 10 min by default): 1500, 1500ms, 1.5s, 2m */
+        wait?: string
+      }
+      header?: {
+        /** @description Owner token (alternative to the body or query field) */
+        'lock-token'?: string
+      }
+      path: {
+        /** @description Election name: 1–200 characters from A-Z a-z 0-9 . _ - : @ = + (names as lock keys, in a namespace of their own) */
+        name: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description With Accept: text/event-stream, the same as Server-Sent Events: `held` events, then one `lost` event (or the stream ends when the wait runs out) */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': {
+            /** @description false: the hold (or session) is gone; true: still held when the wait ran out */
+            held: boolean
+            /**
+             * @description held false: why. expired (its lease ran out while watched), released, force_released (an admin), session_lost (its session was closed or lapsed). A session itself: released (closed) or expired
+             * @enum {string}
+             */
+            reason?: 'expired' | 'released' | 'force_released' | 'session_lost'
+            /** @description held false: when it went (ISO 8601) */
+            at?: string
+            /** @description held true: its remaining lease */
+            remainingMs?: number
+          }
+          'text/event-stream':
+            | {
+                /**
+                 * @description The event: line
+                 * @constant
+                 */
+                event: 'held'
+                /** @description The data: line, one JSON object */
+                data: {
+                  /** @constant */
+                  held: true
+                  /** @description held true: its remaining lease */
+                  remainingMs: number
+                }
+              }
+            | {
+                /**
+                 * @description The event: line
+                 * @constant
+                 */
+                event: 'lost'
+                /** @description The data: line, one JSON object */
+                data: {
+                  /** @constant */
+                  held: false
+                  /**
+                   * @description held false: why. expired (its lease ran out while watched), released, force_released (an admin), session_lost (its session was closed or lapsed). A session itself: released (closed) or expired
+                   * @enum {string}
+                   */
+                  reason: 'expired' | 'released' | 'force_released' | 'session_lost'
+                  /** @description held false: when it went (ISO 8601) */
+                  at: string
+                }
+              }
+            | {
+                /**
+                 * @description The event: line
+                 * @constant
+                 */
+                event: 'error'
+                /** @description The data: line, one JSON object */
+                data: components['schemas']['Error']
+              }
+        }
+      }
+      /** @description invalid_request */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description forbidden */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description lock_not_found | session_not_found | route_not_found */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description lock_held | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
           [name: string]: unknown
         }
         content: {
