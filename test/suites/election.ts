@@ -12,7 +12,7 @@ import {
 import { errorSchema } from '../../src/http/schemas/errors.js'
 import { startListening } from '../../harness/app.js'
 import { request } from '../../harness/http.js'
-import { openEventStream } from '../helpers/events.js'
+import { openEventStream } from '../../harness/event-stream.js'
 
 type Method = 'POST' | 'PUT' | 'DELETE' | 'GET'
 
