@@ -7,12 +7,12 @@ import path from 'node:path'
 
 export const root = new URL('../../', import.meta.url).pathname
 
-/** README.md and every docs/*.md, as paths relative to the repository root. */
+/** README.md and every .md under docs/ (sub-folders too), as paths relative to the repository root. */
 export function docFiles(): string[] {
-  const docs = readdirSync(path.join(root, 'docs'))
+  const docs = readdirSync(path.join(root, 'docs'), { recursive: true, encoding: 'utf8' })
     .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f.split(path.sep).join('/')}`)
     .sort()
-    .map((f) => `docs/${f}`)
   return ['README.md', ...docs]
 }
 
