@@ -19,6 +19,7 @@ import { WAITER_LEASE_MS, WaitRoom, wakePrefix } from './locks/waiting.js'
 import { FENCE_MEMORY_MS, GONE_MEMORY_MS } from './locks/keys.js'
 import { lostChannel, Watchers } from './locks/watch.js'
 import { watchRoutes } from './http/watch.js'
+import { fenceCheckRoutes } from './http/fence-check.js'
 import { loadScripts } from './redis/scripts.js'
 import { Observed } from './locks/observe.js'
 import { createMetrics, seriesBy, zeroSeries, type DocumentedRoute, type Metrics } from './metrics.js'
@@ -238,6 +239,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(semaphoreRoutes, holdOptions)
   await app.register(sessionRoutes, { config, sessions })
   await app.register(watchRoutes, { config, watchers })
+  await app.register(fenceCheckRoutes, { engine })
   await app.register(opsRoutes, { quorum, metrics, openapiPath })
   // The generator's app has its own @fastify/swagger (describing the routes); /docs is hidden from it anyway.
   if (!options.documentation) await app.register(apiDocsRoutes, { openapiPath })

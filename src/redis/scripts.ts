@@ -16,6 +16,7 @@ export const scriptNames = [
   'rollback',
   'fence_commit',
   'inspect',
+  'fence_check',
   'leave',
   'touch',
   'force_release',
