@@ -114,6 +114,8 @@ export const apiKeySchema = z.strictObject({
     .transform((h) => h.toLowerCase()),
   prefixes: z.array(z.string().regex(keyPrefixRule.pattern, `prefixes: ${keyPrefixRule.text}`)).default([]),
   admin: z.boolean().default(false),
+  /** Reads only (inspect, fence checks, watches): every POST, PUT and DELETE is 403. */
+  readOnly: z.boolean().default(false),
 })
 
 export const authFileSchema = z.strictObject({
@@ -124,7 +126,10 @@ export const authFileSchema = z.strictObject({
     .refine((keys) => new Set(keys.map((k) => k.secretSha256)).size === keys.length, 'two keys share a secret'),
 })
 
-export type ApiKey = Readonly<Omit<z.output<typeof apiKeySchema>, 'prefixes'> & { prefixes: readonly string[] }>
+/** `readOnly` may be left out by code that builds a Config itself (tests, the bench): false. */
+export type ApiKey = Readonly<
+  Omit<z.output<typeof apiKeySchema>, 'prefixes' | 'readOnly'> & { prefixes: readonly string[]; readOnly?: boolean }
+>
 
 function readAuthFile(path: string): { keys: readonly ApiKey[] } | string {
   let text: string
