@@ -16,7 +16,7 @@ import { opsRoutes } from './http/ops.js'
 import { apiDocsRoutes } from './http/api-docs.js'
 import { LockEngine } from './locks/engine.js'
 import { WAITER_LEASE_MS, WaitRoom, wakePrefix } from './locks/waiting.js'
-import { FENCE_MEMORY_MS, GONE_MEMORY_MS } from './locks/keys.js'
+import { GONE_MEMORY_MS } from './locks/keys.js'
 import { lostChannel, Watchers } from './locks/watch.js'
 import { watchRoutes } from './http/watch.js'
 import { fenceCheckRoutes } from './http/fence-check.js'
@@ -107,7 +107,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
 
   const metrics = createMetrics()
   const scripts = loadScripts({
-    FENCE_MEMORY_MS,
+    FENCE_RETENTION_MS: config.fenceRetentionMs,
     MAX_READERS: config.maxReaders,
     MAX_WAITERS: config.maxWaiters,
     WAITER_LEASE_MS,
