@@ -10,6 +10,8 @@ import { lockKeys } from '../../src/locks/keys.js'
 import { fenceCheckSchema } from '../../src/http/schemas/fence-check.js'
 import { startRedis, startRedisCluster } from '../../harness/redis-server.js'
 import { startApp, type TestApp } from '../../harness/app.js'
+import { clockShim } from '../../harness/clock-shim.js'
+import { until } from '../helpers/until.js'
 
 type App = TestApp['app']
 
@@ -126,4 +128,27 @@ t.test('a quorum: a hold counts while a majority carries the fence; a minority o
   const res = await app.inject({ method: 'GET', url: `/locks/q2/fence/${again.fence}` })
   t.equal(res.statusCode, 503, 'two of three down: cannot answer')
   t.equal(res.json().error, 'backend_unavailable')
+})
+
+t.test('a quorum: a node whose clock is distrusted does not count toward current (the vote rule)', async (t) => {
+  const clock = await clockShim()
+  const nodes = await startRedisCluster(3, { t, env: (i) => (i === 0 ? clock.env : undefined) })
+  const { app } = await startApp(
+    t,
+    nodes.map((n) => n.url),
+    { logLevel: 'silent', nodeTimeoutMs: 250, maxTtlMs: 60_000 },
+  )
+  const held = await grant(app, 'POST', '/locks/voted?ttl=60s')
+  await clock.setRate(1.1)
+  await until(
+    async () => (await app.inject({ method: 'GET', url: '/readyz' })).json().nodes[0].vote === 'clock_untrusted',
+    'node 0 distrusted',
+    5000,
+    50,
+  )
+  const client = nodes[1]!.client()
+  t.teardown(() => client.quit())
+  await client.del(lockKeys('lock-service:', 'lock', 'voted').holds)
+  // Nodes 0 and 2 still carry the hold, but only node 2 may vote: one of the two counted answers.
+  t.same(await check(app, `/locks/voted/fence/${held.fence}`), { current: false, fence: null, held: false })
 })
