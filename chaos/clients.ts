@@ -13,7 +13,8 @@ import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { CUT_SHARE, type History } from '../harness/history.js'
 import { request, RequestTimeout, type HttpResult } from '../harness/http.js'
-import type { HoldKind, HoldSpec } from './kinds/index.js'
+import type { DelayedEnd, GrantSeen } from './delay-check.js'
+import { MAX_CHAOS_LOCK_DELAY_MS, withLockDelay, type HoldKind, type HoldSpec } from './kinds/index.js'
 import type { ServiceSettings } from './options.js'
 import { stream, type Rng } from './prng.js'
 
@@ -55,6 +56,8 @@ export interface WorkloadStats {
   lost: LostHold[]
   /** grants that arrived after a third of their validity, how many of those a renew re-anchored, and the other renews' answers */
   reanchor: { needed: number; done: number; failed: Record<string, number> }
+  /** for the lock-delay check (delay-check.ts): every grant, and the holds with a delay never released */
+  delay: { grants: GrantSeen[]; ends: DelayedEnd[] }
 }
 
 export interface WorkloadOptions {
@@ -104,6 +107,7 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
     wrongGrants: [],
     lost: [],
     reanchor: { needed: 0, done: 0, failed: {} },
+    delay: { grants: [], ends: [] },
   }
   const budgetMs = (waitMs: number) => waitMs + 3 * o.settings.nodeTimeoutMs + SLACK_MS
   const deadline = o.startedAt + o.durationMs
@@ -125,7 +129,13 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
     const doneAt = performance.now()
     const at = sentAt - o.startedAt
     // A 503 is counted with its reason (no_majority, validity_expired, …): they tell faults apart.
-    const label = res?.status === 503 && res.body.reason !== undefined ? `503 ${String(res.body.reason)}` : String(outcome)
+    // So is a 409 a lock-delay answered (a refusal like lock_held, counted apart to show the delays at work).
+    const label =
+      res?.status === 503 && res.body.reason !== undefined
+        ? `503 ${String(res.body.reason)}`
+        : res?.status === 409 && res.body.error === 'lock_delayed'
+          ? '409 lock_delayed'
+          : String(outcome)
     stats.statuses[op][label] = (stats.statuses[op][label] ?? 0) + 1
     if (op === 'acquire') stats.acquires.push({ at, doneAt: doneAt - o.startedAt, outcome })
     const problem = (what: string) => ({ at, op, path: `${method} ${path}`, replica, what })
@@ -257,15 +267,25 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
       requestStartedAt: rel(g.sentAt),
       validity: { from: rel(anchor.from), ms: anchor.ms },
     })
-    if (behaviour === 'abandon') return
+    stats.delay.grants.push({ ...recorded(spec), at: rel(g.sentAt), doneAt: rel(g.doneAt) })
+    // A hold with a lock-delay that its holder never released: its delay runs from its expiry (after `end`).
+    const unreleased = () => {
+      if (spec.lockDelayMs !== undefined) {
+        stats.delay.ends.push({ ...recorded(spec), start: rel(g.doneAt), end: rel(end), delayMs: spec.lockDelayMs })
+      }
+    }
+    if (behaviour === 'abandon') return unreleased()
     // A session-bound hold: released by closing its session half the time.
     if (g.sessionId && rng.chance(0.5)) {
       const closed = await call(rng, 'session', 'DELETE', `/sessions/${g.sessionId}`, '')
       noteIfLost(closed, end, g.sentAt, 'session', `DELETE /sessions`, closed.res?.status === 404)
+      if (closed.res?.status === 404 && closed.sentAt >= end) unreleased()
       return
     }
     const released = await call(rng, 'release', 'DELETE', spec.path, token)
     noteIfLost(released, end, g.sentAt, 'release', `DELETE ${spec.path}`, notHeld(released))
+    // Gone by the time its release came (sent after the window: it lapsed), not released.
+    if (notHeld(released) && released.sentAt >= end) unreleased()
     if (g.sessionId) await call(rng, 'session', 'DELETE', `/sessions/${g.sessionId}`, '')
   }
 
@@ -274,7 +294,7 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
     const name = `client-${index}`
     for (let attempt = 0; attempt < MAX_ITERATIONS && performance.now() < deadline; attempt++) {
       const kind = rng.pick(o.kinds)
-      const spec = kind.choose(rng, rng.pick(keysOf(kind, o.keysPerKind)))
+      const spec = withLockDelay(rng, kind.choose(rng, rng.pick(keysOf(kind, o.keysPerKind))))
       const ttlMs = rng.int(300, ttlMax)
       const waitMs = rng.chance(0.4) ? rng.int(200, waitMax) : 0
       const behaviour = rng.weighted<Behaviour>([
@@ -295,7 +315,8 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
         sessionId = opened.res.body.id as string
       }
       const bound = sessionId ? `&session=${sessionId}` : ''
-      const query = `?ttl=${ttlMs}${waitMs > 0 ? `&wait=${waitMs}` : ''}${spec.acquireQuery ? `&${spec.acquireQuery}` : ''}${bound}`
+      const delay = spec.lockDelayMs === undefined ? '' : `&lockDelay=${spec.lockDelayMs}`
+      const query = `?ttl=${ttlMs}${waitMs > 0 ? `&wait=${waitMs}` : ''}${spec.acquireQuery ? `&${spec.acquireQuery}` : ''}${bound}${delay}`
       const { res, sentAt, doneAt, replica } = await call(rng, 'acquire', 'POST', `${spec.path}${query}`, token, waitMs)
 
       // A 200 (a re-grant, wrong for a fresh token: counted in call) is a hold too.
@@ -381,9 +402,10 @@ export async function probeGrantable(o: {
       for (const key of keysOf(kind, o.keysPerKind)) {
         const spec = kind.probe(key)
         let outcome = ''
-        // A 503 on this loaded machine may be a node answering late: try again. A 409 is a finding.
-        for (let tries = 0; tries < PROBE_TRIES && !/^(201|409)/.test(outcome); tries++) {
-          if (tries > 0) await sleep(300)
+        // A 503 on this loaded machine may be a node answering late: try again. A 409 is a finding, but
+        // for a lock-delay still running (at most MAX_CHAOS_LOCK_DELAY_MS after an abandoned hold lapsed).
+        for (let tries = 0; tries < PROBE_TRIES && !/^(201|409(?! lock_delayed))/.test(outcome); tries++) {
+          if (tries > 0) await sleep(outcome.startsWith('409') ? MAX_CHAOS_LOCK_DELAY_MS : 300)
           outcome = await probe(r, url, spec).catch((err: Error) => err.message)
         }
         if (outcome === '201') ok++

@@ -137,6 +137,7 @@ export function failure(context: string, reply: Reply): CliError {
       return new CliError(err.error === 'lock_not_found' ? EXIT.failed : EXIT.protocol, text)
     case 409:
       if (err.error === 'lock_held') return new CliError(EXIT.notObtained, heldText(context, err))
+      if (err.error === 'lock_delayed') return new CliError(EXIT.notObtained, text)
       if (err.error === 'limit_mismatch' || err.error === 'permits_mismatch') return new CliError(EXIT.mismatch, text)
       return new CliError(EXIT.failed, text)
     case 429:

@@ -56,6 +56,7 @@ export async function requestGrant(
       permits: o.permits?.permits,
       owner: o.owner,
       session,
+      lockDelay: o.lockDelay,
     },
     timeoutMs: o.waitMs + REQUEST_TIMEOUT_MS,
     signal,

@@ -3,9 +3,9 @@
 -- prune, no include): a write hold is one HMGET; read and semaphore holds cost one HMGET over the live
 -- ones (at most MAX_READERS, or a semaphore's limit), in batches of 1,000.
 --
---@keys 7
--- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
--- KEYS[4..6] the line (include/queue.lua)
+--@keys 8
+-- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua); the others (every lock script's eight)
+-- are not read
 -- ARGV[1] the fence asked about (decimal digits)
 --
 -- Returns  { writerFence, readerHasFence, liveReaders, highestReaderFence }: the live writer's fence

@@ -86,6 +86,7 @@ t.test('(a) a hint far ahead of the node clock takes a fence at most half the re
       proposal: '',
       owner: '',
       sessionRef: '',
+      lockDelayMs: 0,
     }
     const call = (client as unknown as Record<string, (...a: (string | number)[]) => Promise<unknown>>).acquire as (
       ...a: (string | number)[]
