@@ -6,11 +6,12 @@ import type { Namespace } from '../locks/keys.js'
 import { authorizeKey } from './auth.js'
 import { noQuery } from './schemas/common.js'
 import { errorResponses } from './schemas/errors.js'
-import { fenceCheckParams, fenceCheckSchema } from './schemas/fence-check.js'
+import { fenceCheckParams, fenceCheckSchema, termCheckParams } from './schemas/fence-check.js'
 
 /**
- * GET /locks/:key/fence/:fence, /rwlocks/…, /semaphores/…: Chubby's CheckSequencer, for a resource
- * that cannot store the highest fence it has seen. A read: read-only API keys may call it.
+ * GET /locks/:key/fence/:fence, /rwlocks/…, /semaphores/…, /elections/:name/fence/:fence (a term):
+ * Chubby's CheckSequencer, for a resource that cannot store the highest fence it has seen. A read:
+ * read-only API keys may call it.
  */
 export async function fenceCheckRoutes(fastify: FastifyInstance, { engine }: { engine: LockEngine }): Promise<void> {
   const app = fastify.withTypeProvider<ZodTypeProvider>()
@@ -36,4 +37,20 @@ export async function fenceCheckRoutes(fastify: FastifyInstance, { engine }: { e
       },
     })
   }
+  // An election's leader holds a write hold in its own namespace; its fence is the term.
+  app.get('/elections/:name/fence/:fence', {
+    schema: {
+      summary: "Check a term: is it the current leader's? (for resources that cannot store the highest term)",
+      operationId: 'checkElectionTerm',
+      tags: ['elections'],
+      params: termCheckParams,
+      querystring: noQuery,
+      response: { 200: fenceCheckSchema, ...errorResponses([400, 401, 403, 503]) },
+    },
+    handler: async (request) => {
+      const { name, fence } = request.params
+      authorizeKey(request, name)
+      return engine.checkFence('elect', name, fence)
+    },
+  })
 }

@@ -97,6 +97,15 @@ t.test('stable operationIds, servers, license, declared headers, no ±2^53 bound
     'get /locks/{key}/fence/{fence}': 'checkLockFence',
     'get /rwlocks/{key}/fence/{fence}': 'checkRwLockFence',
     'get /semaphores/{key}/fence/{fence}': 'checkSemaphoreFence',
+    'get /elections/{name}/fence/{fence}': 'checkElectionTerm',
+    'post /elections/{name}/campaign': 'campaign',
+    'put /elections/{name}/proclaim': 'proclaim',
+    'put /elections/{name}/renew': 'renewLeadership',
+    'delete /elections/{name}': 'resign',
+    'get /elections/{name}': 'inspectElection',
+    'get /elections': 'listElections',
+    'get /elections/{name}/observe': 'observeElection',
+    'get /elections/{name}/watch': 'watchLeadership',
     'get /healthz': 'getHealth',
     'get /readyz': 'getReadiness',
     'get /metrics': 'getMetrics',
@@ -150,7 +159,7 @@ t.test('every watch declares its Server-Sent Events, and a real stream sends wha
   const doc = YAML.parse(committed) as { paths: Record<string, { get?: { responses: Record<string, { content?: Media }> } }> }
   const streamOf = (path: string) => doc.paths[path]?.get?.responses['200']?.content ?? {}
   const watches = Object.keys(doc.paths).filter((path) => path.endsWith('/watch'))
-  t.equal(watches.length, 5, 'five watches')
+  t.equal(watches.length, 6, 'six watches')
   for (const path of watches) {
     const content = streamOf(path)
     t.same(Object.keys(content), ['application/json', 'text/event-stream'], `${path}: JSON, or a stream`)

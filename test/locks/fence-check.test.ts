@@ -152,3 +152,23 @@ t.test('a quorum: a node whose clock is distrusted does not count toward current
   // Nodes 0 and 2 still carry the hold, but only node 2 may vote: one of the two counted answers.
   t.same(await check(app, `/locks/voted/fence/${held.fence}`), { current: false, fence: null, held: false })
 })
+
+t.test("an election: current while its term is the leader's; not after resignation or a new term", async (t) => {
+  const redis = await startRedis({ t })
+  const { app } = await startApp(t, [redis.url], { logLevel: 'warn' })
+  const campaign = async (candidate: string) => {
+    const res = await app.inject({ method: 'POST', url: `/elections/el/campaign?candidate=${candidate}&ttl=30s` })
+    t.equal(res.statusCode, 201, res.body)
+    return res.json() as { term: number; token: string }
+  }
+  t.same(await check(app, '/elections/el/fence/1'), { current: false, fence: null, held: false }, 'no leader yet')
+  const first = await campaign('a')
+  t.same(await check(app, `/elections/el/fence/${first.term}`), { current: true, fence: first.term, held: true }, "the leader's term")
+  t.same(await check(app, `/locks/el/fence/${first.term}`), { current: false, fence: null, held: false }, 'not a lock')
+  t.equal((await app.inject({ method: 'DELETE', url: '/elections/el', headers: { 'lock-token': first.token } })).statusCode, 200)
+  t.same(await check(app, `/elections/el/fence/${first.term}`), { current: false, fence: null, held: false }, 'after resigning')
+  const second = await campaign('b')
+  t.ok(second.term > first.term)
+  t.same(await check(app, `/elections/el/fence/${first.term}`), { current: false, fence: second.term, held: true }, 'an older term')
+  t.equal((await app.inject({ method: 'GET', url: '/elections/el/fence/0' })).statusCode, 400)
+})

@@ -1,12 +1,21 @@
 import { z } from 'zod'
 import { wholeNumber } from '../../contract/whole-number.js'
 import { lockKeySchema } from './common.js'
+import { electionParams } from './elections.js'
 
 /** GET …/:key/fence/:fence: the fence a resource was handed, and what the service says of it. */
 
+const fence = wholeNumber('fence', 1, Number.MAX_SAFE_INTEGER)
+
 export const fenceCheckParams = z.strictObject({
   key: lockKeySchema,
-  fence: wholeNumber('fence', 1, Number.MAX_SAFE_INTEGER).describe('The fence to check: a whole number, 1 … 2^53 − 1'),
+  fence: fence.describe('The fence to check: a whole number, 1 … 2^53 − 1'),
+})
+
+/** An election's: its name, and a term (the leader's hold's fence). */
+export const termCheckParams = z.strictObject({
+  name: electionParams.shape.name,
+  fence: fence.describe("The term to check (a leader's fence): a whole number, 1 … 2^53 − 1"),
 })
 
 export const fenceCheckSchema = z
