@@ -27,7 +27,7 @@ export interface Options {
   token: string | undefined
   /** run, acquire: the hold's owner label (--owner) */
   owner: string | undefined
-  /** run, acquire: the hold's lock-delay (--lock-delay), passed on as ?lockDelay= */
+  /** run, acquire: the hold's lock-delay (--lock-delay), passed on as lockDelayMs */
   lockDelay: string | undefined
   graceMs: number
   prefix: string | undefined

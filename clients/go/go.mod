@@ -1,0 +1,3 @@
+module github.com/lock-service/lock-service/clients/go
+
+go 1.19
