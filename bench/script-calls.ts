@@ -10,8 +10,9 @@
  * another token holds the lock (the contended 409 path).
  */
 import { parseArgs } from 'node:util'
+import { defaultConfig } from '../src/config.js'
 import { keyCountOf, loadScripts } from '../src/redis/scripts.js'
-import { lockKeys, FENCE_MEMORY_MS, GONE_MEMORY_MS } from '../src/locks/keys.js'
+import { lockKeys, GONE_MEMORY_MS } from '../src/locks/keys.js'
 import { lostChannel } from '../src/locks/watch.js'
 import { WAITER_LEASE_MS, wakePrefix } from '../src/locks/waiting.js'
 import { fenceHint } from '../src/locks/fence-hint.js'
@@ -23,7 +24,7 @@ const n = Number(values.n)
 const redis = await startRedis()
 const client = redis.client()
 const scripts = loadScripts({
-  FENCE_MEMORY_MS,
+  FENCE_RETENTION_MS: defaultConfig.fenceRetentionMs,
   MAX_READERS: 1000,
   MAX_WAITERS: 1000,
   WAITER_LEASE_MS,

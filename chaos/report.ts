@@ -8,6 +8,7 @@ import type { History, Violation, Windows } from '../harness/history.js'
 import type { ClockWatch, Detection } from './clock-watch.js'
 import type { LostHold, Outcome, Problem, WorkloadStats } from './clients.js'
 import { delayBreaches, type DelayBreach } from './delay-check.js'
+import { fencedVerdicts, type FencedStats } from './fenced-writers.js'
 import { faultKinds } from './faults.js'
 import { describeTargets, type FaultRecord } from './nemesis.js'
 import type { Options, ServiceSettings } from './options.js'
@@ -76,6 +77,8 @@ export interface ChaosReport {
   lockDelay: { unreleased: number; breaches: number; duringFaults: number; unexplained: string[] }
   availability: { duringFaults: Availability; outsideFaults: Availability }
   faults: (FaultRecord & { detection?: Detection })[]
+  /** the fenced-resource writers (chaos/fenced-writers.ts) */
+  fenced?: FencedStats & { lines: string[] }
   clockReported: boolean
   unexpected: Problem[]
   late: Problem[]
@@ -123,6 +126,7 @@ export function buildReport(args: {
   history: History
   faults: FaultRecord[]
   watch: ClockWatch
+  fenced?: FencedStats
   final: FinalChecks
 }): ChaosReport {
   const { options: o, scenario, stats, final } = args
@@ -204,6 +208,9 @@ export function buildReport(args: {
   const skipped = faults.filter((f) => f.skipped).length
   if (skipped > 0) notes.push(`${skipped} scheduled faults skipped (targets still busy when due)`)
   if (!args.watch.reported) notes.push('/readyz has no per-node clock field: clock detection n/a')
+  const fenced = args.fenced && fencedVerdicts(args.fenced, scenario.exclusionChecked)
+  if (fenced) violations.push(...fenced.violations)
+  if (fenced) notes.push(...fenced.notes)
 
   return {
     command: args.command,
@@ -244,6 +251,7 @@ export function buildReport(args: {
       outsideFaults: availability(stats.acquires.filter((a) => !inFault(a))),
     },
     faults,
+    ...(args.fenced && fenced ? { fenced: { ...args.fenced, lines: fenced.lines } } : {}),
     clockReported: args.watch.reported,
     unexpected: stats.unexpected,
     late: stats.late,
@@ -306,6 +314,7 @@ export function formatReport(r: ChaosReport): string {
       `outside faults ${pct(a.outsideFaults.share503)} (${a.outsideFaults.unavailable}/${a.outsideFaults.acquires - a.outsideFaults.connectionErrors}); ` +
       `connection errors ${a.duringFaults.connectionErrors} during, ${a.outsideFaults.connectionErrors} outside`,
   )
+  if (r.fenced) lines.push(...r.fenced.lines)
   lines.push(`faults (${r.faults.filter((f) => f.appliedAt !== undefined).length} applied):`)
   for (const f of r.faults) {
     const when = f.skipped ? `skipped: ${f.skipped}` : `${secs(f.appliedAt)}–${secs(f.healDoneAt ?? f.healedAt)}`

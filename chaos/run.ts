@@ -11,6 +11,7 @@ import { History } from '../harness/history.js'
 import { request } from '../harness/http.js'
 import { probeGrantable, runWorkload } from './clients.js'
 import { ClockWatch } from './clock-watch.js'
+import { runFencedWriters } from './fenced-writers.js'
 import { Cluster } from './cluster.js'
 import { kindsNamed } from './kinds/index.js'
 import { limitsFor, playSchedule, schedule, type FaultRecord } from './nemesis.js'
@@ -103,7 +104,7 @@ async function run(options: Options): Promise<boolean> {
     const startedAt = performance.now()
     const watch = new ClockWatch(cluster, startedAt)
     watch.start()
-    const [stats, faults] = await Promise.all([
+    const [stats, faults, fenced] = await Promise.all([
       runWorkload({
         seed: options.seed,
         clients: options.clients,
@@ -121,6 +122,7 @@ async function run(options: Options): Promise<boolean> {
         limits: limitsFor(scenario, options.nodes, options.replicas),
         log: (line) => log(startedAt, line),
       }),
+      runFencedWriters({ ...options, settings, replicaUrl: (r) => cluster.replicas[r]!.url, history, startedAt }),
     ])
     log(startedAt, `workload done: ${history.size} holds; waiting out the quarantine (MAX_TTL_MS ${settings.maxTtlMs} ms)`)
     const settledAt = await settle(cluster, faults, settings, startedAt)
@@ -145,6 +147,7 @@ async function run(options: Options): Promise<boolean> {
       history,
       faults,
       watch,
+      fenced,
       final: { grantable, replicasAlive: alive, settledAfterMs: settledAt === null ? null : settledAt - options.durationMs },
     })
     process.stdout.write(`${formatReport(report)}\n`)

@@ -16,12 +16,13 @@ import { opsRoutes } from './http/ops.js'
 import { apiDocsRoutes } from './http/api-docs.js'
 import { LockEngine } from './locks/engine.js'
 import { WAITER_LEASE_MS, WaitRoom, wakePrefix } from './locks/waiting.js'
-import { FENCE_MEMORY_MS, GONE_MEMORY_MS } from './locks/keys.js'
+import { GONE_MEMORY_MS } from './locks/keys.js'
 import { lostChannel, Watchers } from './locks/watch.js'
 import { watchRoutes } from './http/watch.js'
 import { electionRoutes } from './http/elections.js'
 import { Elections } from './locks/elections.js'
 import { ElectionFeeds } from './locks/election-feeds.js'
+import { fenceCheckRoutes } from './http/fence-check.js'
 import { loadScripts } from './redis/scripts.js'
 import { Observed } from './locks/observe.js'
 import { createMetrics, seriesBy, zeroSeries, type DocumentedRoute, type Metrics } from './metrics.js'
@@ -111,7 +112,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
 
   const metrics = createMetrics()
   const scripts = loadScripts({
-    FENCE_MEMORY_MS,
+    FENCE_RETENTION_MS: config.fenceRetentionMs,
     MAX_READERS: config.maxReaders,
     MAX_WAITERS: config.maxWaiters,
     WAITER_LEASE_MS,
@@ -256,6 +257,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(sessionRoutes, { config, sessions })
   await app.register(watchRoutes, { config, watchers })
   await app.register(electionRoutes, { ...holdOptions, elections, feeds, watchers, metrics })
+  await app.register(fenceCheckRoutes, { engine })
   await app.register(opsRoutes, { quorum, metrics, openapiPath })
   // The generator's app has its own @fastify/swagger (describing the routes); /docs is hidden from it anyway.
   if (!options.documentation) await app.register(apiDocsRoutes, { openapiPath })

@@ -93,6 +93,8 @@ export const envSchema = z.object({
   MAX_SESSIONS_PER_KEY: integer('MAX_SESSIONS_PER_KEY', 10_000, 1, 10_000_000),
   NODE_TIMEOUT_MS: integer('NODE_TIMEOUT_MS', 500, 10, 60_000),
   BODY_TIMEOUT_MS: integer('BODY_TIMEOUT_MS', 10_000, 100, 600_000),
+  // How long a fence counter outlives its last grant; then Redis TIME is the floor (docs/configuration.md says why an hour).
+  FENCE_RETENTION_MS: integer('FENCE_RETENTION_MS', 3_600_000, 1_000, 30 * 86_400_000),
   DRIFT_FACTOR: z
     .string()
     .trim()
@@ -115,6 +117,8 @@ export const apiKeySchema = z.strictObject({
     .transform((h) => h.toLowerCase()),
   prefixes: z.array(z.string().regex(keyPrefixRule.pattern, `prefixes: ${keyPrefixRule.text}`)).default([]),
   admin: z.boolean().default(false),
+  /** Reads only (inspect, fence checks, watches): every POST, PUT and DELETE is 403. */
+  readOnly: z.boolean().default(false),
 })
 
 export const authFileSchema = z.strictObject({
@@ -125,7 +129,10 @@ export const authFileSchema = z.strictObject({
     .refine((keys) => new Set(keys.map((k) => k.secretSha256)).size === keys.length, 'two keys share a secret'),
 })
 
-export type ApiKey = Readonly<Omit<z.output<typeof apiKeySchema>, 'prefixes'> & { prefixes: readonly string[] }>
+/** `readOnly` may be left out by code that builds a Config itself (tests, the bench): false. */
+export type ApiKey = Readonly<
+  Omit<z.output<typeof apiKeySchema>, 'prefixes' | 'readOnly'> & { prefixes: readonly string[]; readOnly?: boolean }
+>
 
 function readAuthFile(path: string): { keys: readonly ApiKey[] } | string {
   let text: string
@@ -266,6 +273,8 @@ export interface Config {
   /** How long a request's body may take to arrive after its headers (then 408). */
   readonly bodyTimeoutMs: number
   readonly driftFactor: number
+  /** How long a key's fence counter outlives its last grant (then Redis TIME is the floor); half of it bounds the hint's lead. */
+  readonly fenceRetentionMs: number
   readonly logLevel: string
   /** API keys from AUTH_FILE; null: the service is open (a warning says so at start). */
   readonly auth: { readonly keys: readonly ApiKey[] } | null
@@ -340,6 +349,7 @@ function toConfig(e: Env, auth: Config['auth']): Config {
     nodeTimeoutMs: e.NODE_TIMEOUT_MS,
     bodyTimeoutMs: e.BODY_TIMEOUT_MS,
     driftFactor: e.DRIFT_FACTOR,
+    fenceRetentionMs: e.FENCE_RETENTION_MS,
     logLevel: e.LOG_LEVEL,
     auth,
     protectMetrics: e.PROTECT_METRICS === 'true',

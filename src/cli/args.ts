@@ -9,7 +9,7 @@ export const DEFAULT_URL = 'http://127.0.0.1:8080'
 export const DEFAULT_GRACE_MS = 3000
 
 export interface Options {
-  command: 'run' | 'acquire' | 'renew' | 'release' | 'status' | 'list'
+  command: 'run' | 'acquire' | 'renew' | 'release' | 'status' | 'list' | 'check'
   url: string
   key: string | undefined
   lockKey: string
@@ -36,6 +36,8 @@ export interface Options {
   json: boolean
   /** run: CMD and its arguments */
   cmd: string[]
+  /** check: the fence asked about */
+  fence?: number
 }
 
 /** `--help`, `help [COMMAND]` or `--version`: print `text`, exit 0. */
@@ -62,7 +64,7 @@ Semaphores (/semaphores/KEY: at most N permits held at once): run and acquire ta
 Exit codes:
   0      success (run: CMD exited 0)
   1      renew/release: the lock is gone (404 lock_not_found) or not yours (409 not_owner);
-         status: the lock is not held
+         status: the lock is not held; check: the fence is not a live hold's
   64     usage error (bad arguments, or the service answered 400 invalid_request)
   69     the service is unreachable, timed out, or answered 503
   70     run: the lock was lost while CMD was running; CMD was stopped
@@ -110,6 +112,11 @@ const matching =
 
 function duration(value: string): string {
   if (parseDuration(value) === undefined) throw new InvalidArgumentError('a duration such as 1500, 1500ms, 1.5s, 2m or 1h')
+  return value
+}
+
+function fenceArgument(value: string): string {
+  if (!/^[1-9]\d{0,15}$/.test(value) || !Number.isSafeInteger(Number(value))) throw new InvalidArgumentError('a whole number, 1 … 2^53 − 1')
   return value
 }
 
@@ -215,6 +222,10 @@ function program(out: (text: string) => void, chosen: (command: Command) => void
   withKey('status', "print the lock's state as JSON (never its token); exit 1 when it is not held")
     .addOption(rw())
     .addOption(semaphore('the state'))
+  withKey('check', "print whether FENCE is a live hold's fence of KEY as JSON; exit 0 when it is, 1 when not")
+    .argument('<FENCE>', 'the fence to check (a whole number, 1 … 2^53 − 1)', fenceArgument)
+    .addOption(rw())
+    .addOption(semaphore('a hold'))
   command('list', 'print one line per held lock (an admin key when the service uses API keys)')
     .description(LIST)
     .option('--prefix <prefix>', 'only keys starting with this', matching(keyPrefixRule))
@@ -286,6 +297,7 @@ export function parse(argv: readonly string[], env: Record<string, string | unde
     limit: acquires ? undefined : v.limit,
     json: v.json ?? false,
     cmd,
+    ...(command === 'check' ? { fence: Number(extra[0]) } : {}),
   }
 }
 

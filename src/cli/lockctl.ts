@@ -5,6 +5,7 @@
  */
 import { parse } from './args.js'
 import { Client } from '@lock-service/client'
+import { check } from './check.js'
 import { acquire, list, release, renew, REQUEST_TIMEOUT_MS, status } from './commands.js'
 import { CliError, EXIT } from './exit.js'
 import { runLocked } from './run.js'
@@ -37,6 +38,8 @@ export async function main(argv: readonly string[], env: Record<string, string |
         return await status(client, o, print)
       case 'list':
         return await list(client, o, print)
+      case 'check':
+        return await check(client, o, print)
     }
   } catch (err) {
     if (err instanceof CliError) {

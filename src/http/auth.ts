@@ -8,6 +8,8 @@ export interface Caller {
   name: string
   prefixes: readonly string[]
   admin: boolean
+  /** Reads only: a downstream resource's key, which can check a fence but never take or break a lock. */
+  readOnly: boolean
 }
 
 declare module 'fastify' {
@@ -31,7 +33,7 @@ export function installAuth(app: FastifyInstance, config: Config): void {
   app.decorateRequest('adminAction', null)
   if (!config.auth) return
   const keys = config.auth.keys.map((k) => ({
-    caller: { name: k.name, prefixes: k.prefixes, admin: k.admin },
+    caller: { name: k.name, prefixes: k.prefixes, admin: k.admin, readOnly: k.readOnly ?? false },
     hash: Buffer.from(k.secretSha256, 'hex'),
   }))
 
@@ -47,9 +49,15 @@ export function installAuth(app: FastifyInstance, config: Config): void {
       if (timingSafeEqual(presented, key.hash) && match === null) match = key.caller
     }
     if (!match) throw unauthorized('the API key is not valid')
+    // Every write is a POST, PUT or DELETE, and every GET only reads: deciding by method covers routes added later.
+    if (match.readOnly && !READS.has(request.method)) {
+      throw fail.forbidden(`the API key "${match.name}" is read-only: it may inspect, check fences and watch, not ${request.method}`)
+    }
     request.caller = match
   })
 }
+
+const READS: ReadonlySet<string> = new Set(['GET', 'HEAD'])
 
 function unauthorized(message: string): ServiceError {
   return fail.unauthorized(message)

@@ -5,6 +5,7 @@ import type { Quorum } from '../redis/quorum.js'
 import { acquireOnce } from './attempt.js'
 import { acquireWaiting } from './hand-off.js'
 import { forceRelease, releaseHold, renewHold } from './holds.js'
+import { checkFence, type FenceCheck } from './fence-check.js'
 import { inspectLock } from './inspect.js'
 import type { Namespace } from './keys.js'
 import { listLocks, type LockPage } from './listing.js'
@@ -62,5 +63,10 @@ export class LockEngine {
   /** The state a majority agrees on. A hold counts while a majority of its copies is live. */
   inspect(namespace: Namespace, key: string, withReaders = false): Promise<LockState> {
     return inspectLock(this.ctx, namespace, key, withReaders)
+  }
+
+  /** Whether `fence` is a live hold's (a resource's check before it acts on a request carrying it). */
+  checkFence(namespace: Namespace, key: string, fence: number): Promise<FenceCheck> {
+    return checkFence(this.ctx, namespace, key, fence)
   }
 }

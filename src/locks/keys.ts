@@ -72,9 +72,6 @@ export function electionKeys(prefix: string, name: string): ElectionKeys {
 /** How long the reason a watched hold went is kept for a watcher that asks just after (include/lost.lua). */
 export const GONE_MEMORY_MS = 10_000
 
-/** How long a fence counter outlives the last grant that used it; after that, Redis TIME is the floor. */
-export const FENCE_MEMORY_MS = 7 * 24 * 3600 * 1000
-
 /**
  * A session's keys (src/lua/include/session.lua), under the session's own hash tag: its reference, a
  * hash of its id (the id, a secret, is never stored). A session never shares a script with a lock:

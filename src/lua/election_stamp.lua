@@ -6,7 +6,7 @@
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter (the term),
 -- KEYS[4..6] the line (include/queue.lua), KEYS[7] why watched holds went (include/lost.lua),
 -- KEYS[8] lock-delays (include/delay.lua; not used here),
--- KEYS[9] the election's hash: t = the terms begun, kept FENCE_MEMORY_MS after its last change
+-- KEYS[9] the election's hash: t = the terms begun, kept FENCE_RETENTION_MS after its last change
 -- ARGV[1] 'stamp' | 'proclaim'   ARGV[2] token   ARGV[3] the value ('' for none)
 -- ARGV[4] when the term began (ms, the service's clock: its grant), so that every node keeps the same;
 --         '' or none: this node's grant time
@@ -38,7 +38,7 @@ if not h[4] then
   local since = tonumber(ARGV[4] or '') or math.min(now, expires - tonumber(h[3] or '0'))
   redis.call('HSET', KEYS[1], 'ws', fmt(since), 'wr', '1', 'wx', ARGV[3], 'wv', '1')
   redis.call('HINCRBY', KEYS[9], 't', 1)
-  redis.call('PEXPIRE', KEYS[9], FENCE_MEMORY_MS)
+  redis.call('PEXPIRE', KEYS[9], FENCE_RETENTION_MS)
   if op == 'stamp' then push('elected') end
 end
 if op == 'proclaim' then

@@ -42,6 +42,6 @@ end
 if own_fence() == fence then return { COMMITTED } end
 local counter = tonumber(redis.call('GET', KEYS[3]) or '0')
 if counter >= fence then return { FENCE_TAKEN, counter } end
-redis.call('SET', KEYS[3], ARGV[3], 'PX', FENCE_MEMORY_MS)
+redis.call('SET', KEYS[3], ARGV[3], 'PX', FENCE_RETENTION_MS)
 carry(fence)
 return { COMMITTED }

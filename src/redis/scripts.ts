@@ -16,6 +16,7 @@ export const scriptNames = [
   'rollback',
   'fence_commit',
   'inspect',
+  'fence_check',
   'leave',
   'touch',
   'force_release',
@@ -69,7 +70,8 @@ function expandIncludes(source: string): string {
 
 /** Per-service settings the scripts read as constants (include/settings.lua). */
 export interface ScriptSettings {
-  FENCE_MEMORY_MS: number
+  /** How long a fence counter outlives its last use (FENCE_RETENTION_MS); half of it bounds the fence hint's lead. */
+  FENCE_RETENTION_MS: number
   MAX_READERS: number
   MAX_WAITERS: number
   WAITER_LEASE_MS: number

@@ -8,6 +8,7 @@ export interface TestKey {
   secret: string
   prefixes: string[]
   admin?: boolean
+  readOnly?: boolean
 }
 
 /** Writes an AUTH_FILE for these keys (hashing their secrets) and returns its path. */
@@ -20,6 +21,7 @@ export function writeAuthFile(keys: readonly TestKey[]): string {
       secretSha256: createHash('sha256').update(k.secret).digest('hex'),
       prefixes: k.prefixes,
       admin: k.admin ?? false,
+      ...(k.readOnly !== undefined ? { readOnly: k.readOnly } : {}),
     })),
   }
   writeFileSync(file, JSON.stringify(body, null, 2))

@@ -6,6 +6,7 @@ import { fenceCommitScript } from '../../src/locks/scripts/fence_commit.js'
 import { forceReleaseScript } from '../../src/locks/scripts/force_release.js'
 import { holdLabelScript } from '../../src/locks/scripts/hold_label.js'
 import { inspectScript } from '../../src/locks/scripts/inspect.js'
+import { fenceCheckScript } from '../../src/locks/scripts/fence_check.js'
 import { leaveScript } from '../../src/locks/scripts/leave.js'
 import { ownersScript } from '../../src/locks/scripts/owners.js'
 import { releaseScript } from '../../src/locks/scripts/release.js'
@@ -36,6 +37,7 @@ const scripts: Script<never, unknown>[] = [
   rollbackScript,
   fenceCommitScript,
   inspectScript,
+  fenceCheckScript,
   forceReleaseScript,
   holdLabelScript,
   ownersScript,
@@ -63,8 +65,11 @@ t.test('every script has one definition', async (t) => {
 
 const lua = (name: string) => readFileSync(new URL(`../../src/lua/${name}.lua`, import.meta.url), 'utf8')
 
-/** Scripts whose reply is data, not a code and its fields (inspect.lua: counts and expiries; owners.lua: labels). */
-const dataReplies: ReadonlySet<string> = new Set(['inspect', 'owners'])
+/**
+ * Scripts whose reply is data, not a code and its fields (inspect.lua: counts and expiries; owners.lua: labels;
+ * fence_check.lua: fences and a count).
+ */
+const dataReplies: ReadonlySet<string> = new Set(['inspect', 'owners', 'fence_check'])
 
 t.test('each script returns its codes by name, names only codes ReplyCode declares, and says so in its header', async (t) => {
   for (const script of scripts) {
@@ -90,6 +95,9 @@ t.test('a reply its decoder does not know is a ScriptReplyError (a failed answer
 })
 
 t.test('decoded shapes', async (t) => {
+  t.same(fenceCheckScript.decode([0, 1, 2, 90]), { writerFence: 0, readerHasFence: true, liveReaders: 2, highestReaderFence: 90 })
+  t.throws(() => fenceCheckScript.decode([0, 2, 2, 90]), ScriptReplyError, 'a flag that is neither 0 nor 1')
+  t.throws(() => fenceCheckScript.decode([7, 0, 0]), ScriptReplyError, 'a field missing')
   t.same(sessionKeepaliveScript.decode([1, 5000, 42, 'exclusive|tok|a', 0, 'bogus', 7, 'read|t2|b', 40]), {
     code: ReplyCode.RENEWED,
     ttlMs: 5000,

@@ -8,8 +8,9 @@
 import t from 'tap'
 import type { Redis } from 'ioredis'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { defaultConfig } from '../../src/config.js'
 import { keyCountOf, loadScripts, type ScriptName } from '../../src/redis/scripts.js'
-import { FENCE_MEMORY_MS, GONE_MEMORY_MS, lockKeys, type Namespace } from '../../src/locks/keys.js'
+import { GONE_MEMORY_MS, lockKeys, type Namespace } from '../../src/locks/keys.js'
 import { lostChannel } from '../../src/locks/watch.js'
 import { WAITER_LEASE_MS, wakePrefix } from '../../src/locks/waiting.js'
 import { startRedis } from '../../harness/redis-server.js'
@@ -18,7 +19,7 @@ const PREFIX = 'fp:'
 const FAST_PATH = /^--@fast-path$[\s\S]*?^--@end-fast-path$/gm
 
 const shipped = loadScripts({
-  FENCE_MEMORY_MS,
+  FENCE_RETENTION_MS: defaultConfig.fenceRetentionMs,
   MAX_READERS: 100,
   MAX_WAITERS: 100,
   WAITER_LEASE_MS,

@@ -44,6 +44,7 @@ t.test('configEnvNames lists exactly the documented variables', async (t) => {
     'BODY_TIMEOUT_MS',
     'DEFAULT_TTL_MS',
     'DRIFT_FACTOR',
+    'FENCE_RETENTION_MS',
     'HOST',
     'KEY_PREFIX',
     'LOG_LEVEL',
@@ -93,6 +94,7 @@ t.test('defaults', async (t) => {
     nodeTimeoutMs: 500,
     bodyTimeoutMs: 10_000,
     driftFactor: 0.01,
+    fenceRetentionMs: 3_600_000,
     logLevel: 'info',
     auth: null,
     protectMetrics: false,
@@ -123,6 +125,7 @@ t.test('every variable is parsed', async (t) => {
     NODE_TIMEOUT_MS: '250',
     BODY_TIMEOUT_MS: '5000',
     DRIFT_FACTOR: '0.02',
+    FENCE_RETENTION_MS: '600000',
     LOG_LEVEL: 'debug',
   })
   t.same(config, {
@@ -146,6 +149,7 @@ t.test('every variable is parsed', async (t) => {
     nodeTimeoutMs: 250,
     bodyTimeoutMs: 5000,
     driftFactor: 0.02,
+    fenceRetentionMs: 600_000,
     logLevel: 'debug',
     auth: null,
     protectMetrics: false,

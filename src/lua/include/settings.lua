@@ -1,8 +1,11 @@
 -- include/settings.lua — this service's settings, written into every script's text when the scripts
 -- are loaded (src/redis/scripts.ts), so that no call has to send them.
--- How long a fence counter outlives its last use; a string, as Redis takes it (a Lua number passed to
--- redis.call is formatted on every call, which costs more than the command it is passed to).
-local FENCE_MEMORY_MS = '{{FENCE_MEMORY_MS}}'
+-- How long a fence counter outlives its last use (FENCE_RETENTION_MS); a string, as Redis takes it (a Lua
+-- number passed to redis.call is formatted on every call, which costs more than the command it is passed to).
+local FENCE_RETENTION_MS = '{{FENCE_RETENTION_MS}}'
+-- The furthest ahead of this node's clock the service's fence hint may take a fence (µs): half the
+-- retention, so that a counter outlives the node's clock reaching every fence it stored (include/fence.lua).
+local FENCE_LEAD_MAX_US = {{FENCE_RETENTION_MS}} * 500
 local MAX_READERS = {{MAX_READERS}}           -- most read holds one lock may have
 local MAX_WAITERS = {{MAX_WAITERS}}           -- most waiters one lock may have
 local WAITER_LEASE_MS = {{WAITER_LEASE_MS}}   -- a waiter's place lapses unless renewed within this

@@ -467,6 +467,74 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/locks/{key}/fence/{fence}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** Check a fence: is it the lock's live fence now? (for resources that cannot store the highest fence) */
+    get: operations['checkLockFence']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/rwlocks/{key}/fence/{fence}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** Check a fence: is it a read or write hold's live fence now? (for resources that cannot store the highest fence) */
+    get: operations['checkRwLockFence']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/semaphores/{key}/fence/{fence}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** Check a fence: is it a permit hold's live fence now? (for resources that cannot store the highest fence) */
+    get: operations['checkSemaphoreFence']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/elections/{name}/fence/{fence}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** Check a term: is it the current leader's? (for resources that cannot store the highest term) */
+    get: operations['checkElectionTerm']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/healthz': {
     parameters: {
       query?: never
@@ -5315,6 +5383,302 @@ export interface operations {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
           'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description backend_unavailable | shutting_down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  checkLockFence: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        /** @description Lock key: 1–200 characters from A-Z a-z 0-9 . _ - : @ = + */
+        key: string
+        /** @description The fence to check: a whole number, 1 … 2^53 − 1 */
+        fence: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A snapshot: the hold may end the moment after. Pair it with the resource's own write window (docs: Protecting a resource) */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': {
+            /** @description true only while a live hold carries exactly this fence (a read or semaphore hold: any one of them) */
+            current: boolean
+            /** @description The fence asked about when it is current; else the live hold's fence (several read or semaphore holds: the highest, the newest); null when nothing is held. current is always fence == the fence asked about */
+            fence: number | null
+            /** @description Anything is held there, by this fence or another */
+            held: boolean
+          }
+        }
+      }
+      /** @description invalid_request */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description forbidden */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description backend_unavailable | shutting_down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  checkRwLockFence: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        /** @description Lock key: 1–200 characters from A-Z a-z 0-9 . _ - : @ = + */
+        key: string
+        /** @description The fence to check: a whole number, 1 … 2^53 − 1 */
+        fence: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A snapshot: the hold may end the moment after. Pair it with the resource's own write window (docs: Protecting a resource) */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': {
+            /** @description true only while a live hold carries exactly this fence (a read or semaphore hold: any one of them) */
+            current: boolean
+            /** @description The fence asked about when it is current; else the live hold's fence (several read or semaphore holds: the highest, the newest); null when nothing is held. current is always fence == the fence asked about */
+            fence: number | null
+            /** @description Anything is held there, by this fence or another */
+            held: boolean
+          }
+        }
+      }
+      /** @description invalid_request */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description forbidden */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description backend_unavailable | shutting_down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  checkSemaphoreFence: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        /** @description Lock key: 1–200 characters from A-Z a-z 0-9 . _ - : @ = + */
+        key: string
+        /** @description The fence to check: a whole number, 1 … 2^53 − 1 */
+        fence: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A snapshot: the hold may end the moment after. Pair it with the resource's own write window (docs: Protecting a resource) */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': {
+            /** @description true only while a live hold carries exactly this fence (a read or semaphore hold: any one of them) */
+            current: boolean
+            /** @description The fence asked about when it is current; else the live hold's fence (several read or semaphore holds: the highest, the newest); null when nothing is held. current is always fence == the fence asked about */
+            fence: number | null
+            /** @description Anything is held there, by this fence or another */
+            held: boolean
+          }
+        }
+      }
+      /** @description invalid_request */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description forbidden */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description backend_unavailable | shutting_down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  checkElectionTerm: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        /** @description Election name: 1–200 characters from A-Z a-z 0-9 . _ - : @ = + (names as lock keys, in a namespace of their own) */
+        name: string
+        /** @description The term to check (a leader's fence): a whole number, 1 … 2^53 − 1 */
+        fence: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A snapshot: the hold may end the moment after. Pair it with the resource's own write window (docs: Protecting a resource) */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': {
+            /** @description true only while a live hold carries exactly this fence (a read or semaphore hold: any one of them) */
+            current: boolean
+            /** @description The fence asked about when it is current; else the live hold's fence (several read or semaphore holds: the highest, the newest); null when nothing is held. current is always fence == the fence asked about */
+            fence: number | null
+            /** @description Anything is held there, by this fence or another */
+            held: boolean
+          }
+        }
+      }
+      /** @description invalid_request */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description forbidden */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
           [name: string]: unknown
         }
         content: {
