@@ -235,6 +235,18 @@ export class History {
     this.#stopped.set(observerId(observer, namespace, key), at)
   }
 
+  /** How many holds were recorded in `namespace` (an election's: its terms granted). */
+  holdsIn(namespace: string): number {
+    return this.#holds.filter((h) => h.namespace === namespace).length
+  }
+
+  /** The highest fence (an election's term) recorded on `key`, 0 when none. */
+  highestFence(key: string, namespace = DEFAULT_NAMESPACE): number {
+    let highest = 0
+    for (const h of this.#holds) if (h.key === key && h.namespace === namespace) highest = Math.max(highest, h.fence)
+    return highest
+  }
+
   get observations(): number {
     return this.#observations.length
   }
