@@ -2,7 +2,7 @@
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Options } from './args.js'
-import { errorOf, isGrant, type Grant, type LockServiceClient, type Reply } from './client.js'
+import { errorOf, type Grant, type LockServiceClient, type Reply } from './client.js'
 import { REQUEST_TIMEOUT_MS } from './commands.js'
 
 /** Bound on the release after CMD exits (all attempts together). */
@@ -19,7 +19,7 @@ export interface Run {
   warn: (line: string) => void
   /** The hold as a session lists it. */
   key: string
-  kind: Options['mode']
+  kind: Options['mode'] | 'leader'
   /** The run's session (POST /sessions), when the service has sessions: the hold is bound to it. */
   session?: string
   /** Its TTL. */
@@ -58,7 +58,8 @@ export async function renewOnce(run: Run, token: string, timeoutMs: number, sign
     }
   }
   const reply = await run.client.request('PUT', `${run.path}/renew`, { token, timeoutMs, signal })
-  if (reply.status === 200 && isGrant(reply.body)) return { ok: true, validityMs: reply.body.validityMs }
+  // A lock's renew answers a grant, an election's its leadership: both say how long it is valid.
+  if (reply.status === 200 && typeof reply.body.validityMs === 'number') return { ok: true, validityMs: reply.body.validityMs }
   return renewalOf(reply, 'renew')
 }
 

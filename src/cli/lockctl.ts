@@ -6,7 +6,9 @@
 import { parse } from './args.js'
 import { LockServiceClient } from './client.js'
 import { acquire, list, release, renew, status } from './commands.js'
+import { elect } from './elect.js'
 import { CliError, EXIT } from './exit.js'
+import { leader, observe } from './observe.js'
 import { runLocked } from './run.js'
 
 const print = (line: string): void => {
@@ -37,6 +39,12 @@ export async function main(argv: readonly string[], env: Record<string, string |
         return await status(client, o, print)
       case 'list':
         return await list(client, o, print)
+      case 'elect':
+        return await elect(client, o, warn)
+      case 'leader':
+        return await leader(client, o, print)
+      case 'observe':
+        return await observe(client, o, print, warn)
     }
   } catch (err) {
     if (err instanceof CliError) {

@@ -14,7 +14,7 @@ import { signalExitCode, Signals } from './signals.js'
 const SESSION_CLOSE_BUDGET_MS = 1_000
 
 /** How CMD ended, and whether the lock was kept until then. */
-interface Ended {
+export interface Ended {
   code: number | null
   signal: NodeJS.Signals | null
   lost: Lost | undefined
@@ -51,7 +51,7 @@ export async function runLocked(client: LockServiceClient, o: Options, warn: (li
  * a keepalive renews it. A service without sessions (404 on POST /sessions): the hold is renewed on
  * its own, as before.
  */
-async function openSession(run: Run, o: Options, interrupted: AbortSignal): Promise<Pick<Run, 'session' | 'sessionTtlMs'>> {
+export async function openSession(run: Run, o: Options, interrupted: AbortSignal): Promise<Pick<Run, 'session' | 'sessionTtlMs'>> {
   const ttlMs = o.ttl === undefined ? undefined : parseDuration(o.ttl)
   const reply = await call(run.client, run.context, 'POST', '/sessions', {
     body: { ...(ttlMs === undefined ? {} : { ttlMs }), ...(o.owner === undefined ? {} : { owner: o.owner }) },
@@ -66,7 +66,7 @@ async function openSession(run: Run, o: Options, interrupted: AbortSignal): Prom
 }
 
 /** Ends the run's session (best effort: it lapses by itself otherwise). */
-async function closeSession(run: Run): Promise<void> {
+export async function closeSession(run: Run): Promise<void> {
   if (run.session === undefined) return
   try {
     await run.client.request('DELETE', `/sessions/${run.session}`, { timeoutMs: SESSION_CLOSE_BUDGET_MS })
@@ -103,7 +103,7 @@ async function acquire(run: Run, o: Options, interrupted: AbortSignal): Promise<
 }
 
 /** Keeps the run's session alive while its acquire waits in line (every third of its TTL). */
-async function keepAliveWhileWaiting(run: Run, stop: AbortSignal): Promise<void> {
+export async function keepAliveWhileWaiting(run: Run, stop: AbortSignal): Promise<void> {
   while (!stop.aborted) {
     try {
       await sleep((run.sessionTtlMs ?? 3000) / 3, undefined, { signal: stop })
@@ -120,7 +120,7 @@ async function keepAliveWhileWaiting(run: Run, stop: AbortSignal): Promise<void>
  * would leave little of the window, so a renew (which does not wait: its own send time is a close
  * bound) re-anchors it before CMD starts.
  */
-async function reanchor(run: Run, grant: Grant, sent: number, interrupted: AbortSignal): Promise<Lease> {
+export async function reanchor(run: Run, grant: Grant, sent: number, interrupted: AbortSignal): Promise<Lease> {
   if (performance.now() - sent <= grant.validityMs / 3) return { grant, deadline: sent + grant.validityMs, validityMs: grant.validityMs }
   const renewSent = performance.now()
   let renewed: Renewal
@@ -140,16 +140,20 @@ async function reanchor(run: Run, grant: Grant, sent: number, interrupted: Abort
   throw new CliError(EXIT.unavailable, `${run.context}: ${renewed.answer}`)
 }
 
-/** Runs CMD in its own process group (so that stopping it reaches its children too), keeping the lock until it exits. */
-async function runCommand(run: Run, o: Options, lease: Lease, signals: Signals): Promise<Ended> {
-  const [file, ...args] = o.cmd as [string, ...string[]]
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    LOCK_KEY: o.lockKey,
-    LOCK_FENCE: String(lease.grant.fence),
-    LOCK_TOKEN: lease.grant.token,
-  }
+/** What CMD learns of its lock: LOCK_KEY, LOCK_FENCE, LOCK_TOKEN (and LOCK_PERMITS). */
+function lockEnv(o: Options, lease: Lease): Record<string, string> {
+  const env: Record<string, string> = { LOCK_KEY: o.lockKey, LOCK_FENCE: String(lease.grant.fence), LOCK_TOKEN: lease.grant.token }
   if (o.permits) env.LOCK_PERMITS = String(o.permits.permits)
+  return env
+}
+
+/**
+ * Runs CMD in its own process group (so that stopping it reaches its children too), keeping the hold
+ * until it exits; `holdEnv` is what CMD learns of the hold (a lock's by default).
+ */
+export async function runCommand(run: Run, o: Options, lease: Lease, signals: Signals, holdEnv = lockEnv(o, lease)): Promise<Ended> {
+  const [file, ...args] = o.cmd as [string, ...string[]]
+  const env: NodeJS.ProcessEnv = { ...process.env, ...holdEnv }
   const child = spawn(file, args, { stdio: 'inherit', env, detached: true })
   signals.child = child
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
@@ -176,7 +180,7 @@ async function runCommand(run: Run, o: Options, lease: Lease, signals: Signals):
 }
 
 /** After CMD: release the lock (if it was kept) and say how it went; resolves to lockctl's exit code. */
-async function finish(run: Run, grant: Grant, ended: Ended, signals: Signals): Promise<number> {
+export async function finish(run: Run, grant: Grant, ended: Ended, signals: Signals): Promise<number> {
   if (ended.lost) {
     signals.toGroup('SIGKILL', true) // whatever is left of CMD's group has no lock either
     if (!ended.lost.gone) await releaseHold(run, grant.token, LOST_RELEASE_BUDGET_MS)
