@@ -22,6 +22,7 @@ export async function generateOpenapi(): Promise<string> {
         optionalBody(operation)
         describeErrors(operation)
         if (path.endsWith('/watch')) declareEventStream(operation)
+        if (path.endsWith('/observe')) declareObserveStream(operation)
         declareHeaders(operation)
       }
     }
@@ -102,6 +103,65 @@ function declareEventStream(operation: Json): void {
         event('error', 'The watch could not go on (backend_unavailable, too_many_watchers, shutting_down …): the last event', {
           $ref: ERROR_REF,
         }),
+      ],
+    },
+  }
+}
+
+/**
+ * An election's observe answers JSON, or Server-Sent Events (src/http/elections.ts): elected, proclaimed,
+ * vacant and resync, each with an `id:` line "<term>.<revision>"; their fields are the JSON answer's.
+ */
+function declareObserveStream(operation: Json): void {
+  const ok = (operation.responses as Record<string, Response>)['200']
+  const answer = ok?.content?.['application/json']?.schema as { properties?: Record<string, Json> } | undefined
+  const fields = structuredClone(answer?.properties ?? {})
+  const { term, revision, leader, reason } = fields
+  const leaderFields = structuredClone(((leader?.anyOf as Json[] | undefined)?.[0]?.properties ?? {}) as Record<string, Json>)
+  const { candidate, value, since } = leaderFields
+  if (!ok?.content || !term || !revision || !leader || !reason || !candidate || !value || !since)
+    throw new Error(
+      `${String(operation.operationId)}: an observe answers JSON { term, revision, leader: { candidate, value, since }, reason }`,
+    )
+  const object = (properties: Json, optional: string[] = []): Json => ({
+    type: 'object',
+    properties,
+    required: Object.keys(properties).filter((k) => !optional.includes(k)),
+    additionalProperties: false,
+  })
+  const event = (name: string, description: string, data: Json): Json => ({
+    title: name,
+    description,
+    ...object({
+      event: { const: name, description: 'The event: line' },
+      id: { type: 'string', description: 'The id: line, "<term>.<revision>"' },
+      data: { ...data, description: 'The data: line, one JSON object' },
+    }),
+  })
+  const copy = (v: Json) => structuredClone(v)
+  ok.content['text/event-stream'] = {
+    schema: {
+      description:
+        'One event of the stream (with Accept: text/event-stream): an `event:`, an `id:` and a `data:` line of JSON. The first ' +
+        'event is the state as it is (elected, or vacant); a comment line every 15 s keeps proxies from closing an idle stream; ' +
+        'the stream ends when the wait runs out.',
+      oneOf: [
+        event(
+          'elected',
+          'A term began (or, first, the leader as it is)',
+          object({ term: copy(term), revision: copy(revision), candidate: copy(candidate), value: copy(value), since: copy(since) }),
+        ),
+        event('proclaimed', "The leader's new value", object({ term: copy(term), revision: copy(revision), value: copy(value) })),
+        event(
+          'vacant',
+          'Term `term` ended (or, first, there is no leader); reason when this replica saw it end',
+          object({ term: copy(term), revision: { const: 0 }, reason: copy(reason) }, ['reason']),
+        ),
+        event(
+          'resync',
+          "The stream may have missed something: this state replaces the observer's",
+          object({ term: copy(term), revision: copy(revision), leader: copy(leader), reason: copy(reason) }, ['reason']),
+        ),
       ],
     },
   }

@@ -19,6 +19,9 @@ import { WAITER_LEASE_MS, WaitRoom, wakePrefix } from './locks/waiting.js'
 import { FENCE_MEMORY_MS, GONE_MEMORY_MS } from './locks/keys.js'
 import { lostChannel, Watchers } from './locks/watch.js'
 import { watchRoutes } from './http/watch.js'
+import { electionRoutes } from './http/elections.js'
+import { Elections } from './locks/elections.js'
+import { ElectionFeeds } from './locks/election-feeds.js'
 import { loadScripts } from './redis/scripts.js'
 import { Observed } from './locks/observe.js'
 import { createMetrics, seriesBy, zeroSeries, type DocumentedRoute, type Metrics } from './metrics.js'
@@ -40,6 +43,8 @@ export interface App extends FastifyInstance {
   sessions: SessionEngine
   watchers: Watchers
   waitRoom: WaitRoom
+  elections: Elections
+  feeds: ElectionFeeds
 }
 
 /** Routes that load balancers and Prometheus call every few seconds: logged at debug, not info. */
@@ -141,17 +146,22 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const sessions = new SessionEngine(quorum, config, engine, metrics)
   const watchers = new Watchers(quorum, config, metrics)
   watchers.start()
+  const elections = new Elections(quorum, config)
+  const feeds = new ElectionFeeds(elections, quorum, config, metrics)
+  feeds.start()
   sessions.startCensus()
-  const app: App = Object.assign(fastify, { quorum, metrics, engine, sessions, waitRoom, watchers })
+  const app: App = Object.assign(fastify, { quorum, metrics, engine, sessions, waitRoom, watchers, elections, feeds })
   // SIGTERM: parked waiters answer 503 shutting_down before the server waits for in-flight requests.
   app.addHook('preClose', async () => {
     waitRoom.stopWaiting()
     watchers.stopWatching()
+    feeds.stopObserving()
   })
   app.addHook('onClose', async () => {
     sessions.stopCensus()
     await waitRoom.close()
     await watchers.close()
+    await feeds.close()
     await quorum.close()
   })
   // Hooks in callback style: an async hook costs every request a promise and a microtask more.
@@ -211,6 +221,12 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
             name: 'sessions',
             description: 'Sessions: one lease for many holds; one keepalive renews them all, ending or losing the session frees them all',
           },
+          {
+            name: 'elections',
+            description:
+              'Leader election: one leader per name, its term a fencing token; ' +
+              'observers told of every change (elected, proclaimed, vacant)',
+          },
           { name: 'operations', description: 'Health, readiness, metrics, this contract' },
         ],
         components: {
@@ -238,6 +254,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(semaphoreRoutes, holdOptions)
   await app.register(sessionRoutes, { config, sessions })
   await app.register(watchRoutes, { config, watchers })
+  await app.register(electionRoutes, { ...holdOptions, elections, feeds, watchers, metrics })
   await app.register(opsRoutes, { quorum, metrics, openapiPath })
   // The generator's app has its own @fastify/swagger (describing the routes); /docs is hidden from it anyway.
   if (!options.documentation) await app.register(apiDocsRoutes, { openapiPath })

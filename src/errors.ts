@@ -43,8 +43,8 @@ export const RETRY_AFTER_MS = {
 
 type Issues = { path: string; message: string }[]
 
-/** What a request is about, for messages: a lock (of /locks or /rwlocks) or a semaphore. */
-export type Kind = 'lock' | 'semaphore'
+/** What a request is about, for messages: a lock (of /locks or /rwlocks), a semaphore or an election. */
+export type Kind = 'lock' | 'semaphore' | 'election'
 
 /** Every ServiceError the service raises is built here, so codes, messages and hints stay consistent. */
 export const fail = {
@@ -56,7 +56,11 @@ export const fail = {
   notOwner: (key: string, kind: Kind = 'lock') =>
     new ServiceError(
       'not_owner',
-      kind === 'lock' ? `lock "${key}" is held under another token` : `semaphore "${key}" is held, but not by this token`,
+      kind === 'lock'
+        ? `lock "${key}" is held under another token`
+        : kind === 'election'
+          ? `election "${key}" is led by another candidate (this token is not the leader's)`
+          : `semaphore "${key}" is held, but not by this token`,
       { key },
     ),
   held: (key: string, retryAfterMs: number, kind: Kind = 'lock') =>
@@ -64,7 +68,9 @@ export const fail = {
       'lock_held',
       kind === 'lock'
         ? `lock "${key}" is held by another owner`
-        : `semaphore "${key}" has too few free permits for this request, or others wait ahead of it`,
+        : kind === 'election'
+          ? `election "${key}" has a leader (or candidates ahead in line)`
+          : `semaphore "${key}" has too few free permits for this request, or others wait ahead of it`,
       { key, retryAfterMs },
       retryAfterMs,
     ),

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import { FastCounter, FastHistogram } from './metrics-fast.js'
-import { holdModes, lostReasons, nodeFailureReasons, quorumFailureReasons } from './contract/words.js'
+import { holdModes, lostReasons, nodeFailureReasons, quorumFailureReasons, vacancyReasons } from './contract/words.js'
 
 /** The outcomes the metrics count by (the other label values are the contract's words). */
 export const acquireOutcomes = ['granted', 'held', 'error'] as const
@@ -8,6 +8,7 @@ export const renewOutcomes = ['renewed', 'not_found', 'not_owner', 'error'] as c
 export const releaseOutcomes = ['released', 'decremented', 'not_found', 'not_owner', 'error'] as const
 export const waitOutcomes = ['granted', 'timeout', 'cancelled'] as const
 export const keepaliveOutcomes = ['renewed', 'not_found', 'error'] as const
+export const campaignOutcomes = ['elected', 'timeout', 'cancelled'] as const
 
 /**
  * Every metric the service exports, defined in one place, on one registry per app instance.
@@ -19,6 +20,8 @@ export const keepaliveOutcomes = ['renewed', 'not_found', 'error'] as const
 export function createMetrics() {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
+  /** What lock_election_leaderless_seconds reads at each scrape (set by src/locks/election-feeds.ts). */
+  const electionLeaderlessProbe = { longest: () => 0 }
   const latencyBuckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
 
   return {
@@ -195,6 +198,40 @@ export function createMetrics() {
       labelNames: ['reason'] as const,
       registers: [registry],
     }),
+    leadersElected: new Counter({
+      name: 'lock_election_leaders_total',
+      help: 'Terms begun: campaigns answered 201 (a new leader) by this replica',
+      registers: [registry],
+    }),
+    electionVacancies: new Counter({
+      name: 'lock_election_vacancies_total',
+      help:
+        `Terms ended, by reason (${vacancyReasons.join(', ')}): resigned and force_released by the replica that ended it; ` +
+        'expired and session_lost by each replica whose observers saw it happen',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
+    electionObservers: new Gauge({
+      name: 'lock_election_observers',
+      help: 'Observers (GET /elections/:name/observe, long polls and event streams) on this replica',
+      registers: [registry],
+    }),
+    electionLeaderless: new Gauge({
+      name: 'lock_election_leaderless_seconds',
+      help: 'The longest time an election observed on this replica has been without a leader (0: every one has a leader)',
+      registers: [registry],
+      collect() {
+        this.set(electionLeaderlessProbe.longest())
+      },
+    }),
+    electionLeaderlessProbe,
+    campaignWait: new Histogram({
+      name: 'lock_election_campaign_wait_seconds',
+      help: `Time a campaign waited in line, by outcome (${campaignOutcomes.join(', ')}); campaigns that did not wait are not counted`,
+      labelNames: ['outcome'] as const,
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers: [registry],
+    }),
     sessionHoldsLost: new Counter({
       name: 'lock_session_holds_lost_total',
       help: 'Holds a keepalive found no longer bound to their session (released, expired, force-released, re-bound)',
@@ -246,6 +283,8 @@ export function zeroSeries(metrics: Metrics, nodeCount: number, routes: readonly
   for (const reason of quorumFailureReasons) metrics.quorumFailures.inc({ reason }, 0)
   for (const outcome of keepaliveOutcomes) metrics.sessionKeepalives.inc({ outcome }, 0)
   for (const reason of lostReasons) metrics.lostNotifications.inc({ reason }, 0)
+  for (const reason of vacancyReasons) metrics.electionVacancies.inc({ reason }, 0)
+  for (const outcome of campaignOutcomes) metrics.campaignWait.zero({ outcome })
   for (let index = 0; index < nodeCount; index++) {
     const node = String(index)
     metrics.nodeCommandDuration.zero({ node })

@@ -9,16 +9,17 @@ export function isWordOf<Word extends string>(words: readonly Word[], value: str
   return (words as readonly string[]).includes(value)
 }
 
-/** The kinds of hold, as their families of routes (/locks, /rwlocks, /semaphores), with the modes of each. */
+/** The kinds of hold, as their families of routes (/locks, /rwlocks, /semaphores, /elections), with the modes of each. */
 export const modesOf = {
   locks: ['exclusive'],
   rwlocks: ['read', 'write'],
   semaphores: ['permit'],
+  elections: ['leader'],
 } as const
 export type HoldResource = keyof typeof modesOf
 
-/** The mode of every hold: exclusive (/locks), read or write (/rwlocks), permit (/semaphores). */
-export const holdModes = [...modesOf.locks, ...modesOf.rwlocks, ...modesOf.semaphores] as const
+/** The mode of every hold: exclusive (/locks), read or write (/rwlocks), permit (/semaphores), leader (/elections). */
+export const holdModes = [...modesOf.locks, ...modesOf.rwlocks, ...modesOf.semaphores, ...modesOf.elections] as const
 export type HoldMode = (typeof holdModes)[number]
 
 /**
@@ -44,3 +45,11 @@ export type QuorumFailureReason = (typeof quorumFailureReasons)[number]
 /** Why a watched hold (or session) went. */
 export const lostReasons = ['expired', 'released', 'force_released', 'session_lost'] as const
 export type LostReason = (typeof lostReasons)[number]
+
+/** Why an election's term ended (observe's `vacant` event, lock_election_vacancies_total). */
+export const vacancyReasons = ['resigned', 'expired', 'force_released', 'session_lost'] as const
+export type VacancyReason = (typeof vacancyReasons)[number]
+
+/** The events an election's observers are sent (GET /elections/:name/observe). */
+export const electionEvents = ['elected', 'proclaimed', 'vacant', 'resync'] as const
+export type ElectionEvent = (typeof electionEvents)[number]

@@ -83,9 +83,15 @@ export function registerHoldRoutes(
   const acquire = semaphore ? semaphoreAcquireSchemas(config) : acquireSchemas(config)
   const grant = semaphore ? permitGrantSchema : grantSchema
   const renew = renewSchemas(config)
-  const what = { exclusive: 'an exclusive lock', read: 'a read hold', write: 'a write hold', permit: "a semaphore's permits" }[mode]
+  const what = {
+    exclusive: 'an exclusive lock',
+    read: 'a read hold',
+    write: 'a write hold',
+    permit: "a semaphore's permits",
+    leader: "an election's leadership",
+  }[mode]
   // Stable operation ids for client generators: acquireLock, renewReadHold, releaseWriteHold, acquirePermit, …
-  const noun = { exclusive: 'Lock', read: 'ReadHold', write: 'WriteHold', permit: 'Permit' }[mode]
+  const noun = { exclusive: 'Lock', read: 'ReadHold', write: 'WriteHold', permit: 'Permit', leader: 'Leadership' }[mode]
   // Force-releasing a hold that is one of several (a read hold, a semaphore's) names it by its fence.
   const byFence = mode === 'read' || semaphore
 

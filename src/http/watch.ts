@@ -20,9 +20,9 @@ export interface WatchRoutesOptions {
 }
 
 /** The default wait of a watch, when MAX_WATCH_MS allows it. */
-const DEFAULT_WATCH_MS = 30_000
+export const DEFAULT_WATCH_MS = 30_000
 /** A comment line on an idle event stream, so proxies keep it open. */
-const HEARTBEAT_MS = 15_000
+export const HEARTBEAT_MS = 15_000
 
 type Watch = (onHeld?: (remainingMs: number) => void) => Promise<WatchResult>
 
@@ -34,7 +34,7 @@ type Watch = (onHeld?: (remainingMs: number) => void) => Promise<WatchResult>
  * first look (the token holds nothing there, the backend cannot answer) gets its error's status and
  * JSON body, as the long poll does: the stream only starts with the first event.
  */
-async function answer(request: FastifyRequest, reply: FastifyReply, watch: Watch): Promise<WatchResult | undefined> {
+export async function answerWatch(request: FastifyRequest, reply: FastifyReply, watch: Watch): Promise<WatchResult | undefined> {
   if (!/text\/event-stream/i.test(request.headers.accept ?? '')) return watch()
   const raw = reply.raw
   reply.hijack()
@@ -105,7 +105,7 @@ export async function watchRoutes(fastify: FastifyInstance, { config, watchers }
         authorizeKey(request, key)
         const token = requireToken(oneOf('token', request.headers['lock-token'], request.query.token))
         const gone = clientGone(reply.raw)
-        return answer(request, reply, (onHeld) => watchers.watchHold(mode, key, token, waitOf(request.query.wait), gone, onHeld))
+        return answerWatch(request, reply, (onHeld) => watchers.watchHold(mode, key, token, waitOf(request.query.wait), gone, onHeld))
       },
     })
   }
@@ -120,7 +120,7 @@ export async function watchRoutes(fastify: FastifyInstance, { config, watchers }
     },
     handler: async (request, reply) => {
       const gone = clientGone(reply.raw)
-      return answer(request, reply, (onHeld) =>
+      return answerWatch(request, reply, (onHeld) =>
         watchers.watchSession(sessionOwnerKey(request), request.params.id, waitOf(request.query.wait), gone, onHeld),
       )
     },

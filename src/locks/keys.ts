@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto'
  * namespace sits outside the tag, so /locks/x, /rwlocks/x and /semaphores/x never touch the same
  * Redis key.
  */
-export type Namespace = 'lock' | 'rw' | 'sem'
+export type Namespace = 'lock' | 'rw' | 'sem' | 'elect'
 
 export interface LockKeys {
   /** hash: the holds (see src/lua/include/holds.lua); a semaphore's permits in use and limit too */
@@ -45,6 +45,24 @@ export function lockKeys(prefix: string, namespace: Namespace, key: string): Loc
     gone,
     all: [holds, readers, fence, waiters, waitingWriters, waiterInfo, gone],
   }
+}
+
+/**
+ * An election's keys: its hold's seven (namespace `elect`; the leader's hold is a write hold whose
+ * fence is the term), and `meta`, a hash under the same tag that outlives the holds as the fence
+ * counter does: `t`, the terms begun (src/lua/election_stamp.lua).
+ */
+export interface ElectionKeys {
+  hold: LockKeys
+  meta: string
+  /** The hold's seven keys, then meta: what the election scripts take. */
+  all: readonly string[]
+}
+
+export function electionKeys(prefix: string, name: string): ElectionKeys {
+  const hold = lockKeys(prefix, 'elect', name)
+  const meta = `${hold.holds}:e`
+  return { hold, meta, all: [...hold.all, meta] }
 }
 
 /** How long the reason a watched hold went is kept for a watcher that asks just after (include/lost.lua). */

@@ -2,7 +2,7 @@ import type { GrantBody, HoldMode, ReleaseBody } from '../contract/wire.js'
 import type { Kind } from '../errors.js'
 import type { Namespace } from './keys.js'
 
-/** `exclusive`: /locks; `read` / `write`: /rwlocks; `permit`: /semaphores. */
+/** `exclusive`: /locks; `read` / `write`: /rwlocks; `permit`: /semaphores; `leader`: /elections. */
 export type LockMode = HoldMode
 
 /** The kind of hold the scripts keep (their `mode` argument). */
@@ -10,7 +10,8 @@ export type HoldKind = 'read' | 'write' | 'permit'
 
 /**
  * An exclusive lock is a lock that only ever has a writer, a semaphore one that only ever has
- * holders of permits (weighted readers, at most its limit in all), each in a namespace of its own.
+ * holders of permits (weighted readers, at most its limit in all), an election's leadership a write
+ * hold whose fence is the term: each in a namespace of its own.
  */
 export function storageOf(mode: LockMode): { readonly namespace: Namespace; readonly hold: HoldKind } {
   return STORAGE[mode]
@@ -21,11 +22,12 @@ const STORAGE: Readonly<Record<LockMode, { readonly namespace: Namespace; readon
   read: { namespace: 'rw', hold: 'read' },
   write: { namespace: 'rw', hold: 'write' },
   permit: { namespace: 'sem', hold: 'permit' },
+  leader: { namespace: 'elect', hold: 'write' },
 })
 
 /** How messages name what a request of this mode is about. */
 export function kindOf(mode: LockMode): Kind {
-  return mode === 'permit' ? 'semaphore' : 'lock'
+  return mode === 'permit' ? 'semaphore' : mode === 'leader' ? 'election' : 'lock'
 }
 
 /** A semaphore's acquire: how many permits, of a semaphore with how many. */

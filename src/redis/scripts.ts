@@ -33,6 +33,8 @@ export const scriptNames = [
   'key_sessions',
   'sessions_index',
   'watch',
+  'election_stamp',
+  'election_state',
 ] as const
 
 export type ScriptName = (typeof scriptNames)[number]
@@ -155,6 +157,11 @@ export const ReplyCode = {
   NOTED: 1,
   /** sessions_index.lua 'census': { 2, live, expired }. */
   COUNTED: 2,
+  /** election_stamp.lua: the leader's term has its record (start, revision, value): { 1, term, revision, … }. */
+  STAMPED: 1,
+  /** election_state.lua: a leader { 1, term, remainingMs, … }, or none { 2, lastTerm, … }. */
+  LEADING: 1,
+  VACANT: 2,
 } as const
 
 /** `local NAME = value` for each code (one statement: a script pays for each line it defines). */

@@ -94,6 +94,14 @@ t.test('stable operationIds, servers, license, declared headers, no ±2^53 bound
     'get /rwlocks/{key}/read/watch': 'watchReadHold',
     'get /rwlocks/{key}/write/watch': 'watchWriteHold',
     'get /semaphores/{key}/watch': 'watchPermit',
+    'post /elections/{name}/campaign': 'campaign',
+    'put /elections/{name}/proclaim': 'proclaim',
+    'put /elections/{name}/renew': 'renewLeadership',
+    'delete /elections/{name}': 'resign',
+    'get /elections/{name}': 'inspectElection',
+    'get /elections': 'listElections',
+    'get /elections/{name}/observe': 'observeElection',
+    'get /elections/{name}/watch': 'watchLeadership',
     'get /healthz': 'getHealth',
     'get /readyz': 'getReadiness',
     'get /metrics': 'getMetrics',
@@ -147,7 +155,7 @@ t.test('every watch declares its Server-Sent Events, and a real stream sends wha
   const doc = YAML.parse(committed) as { paths: Record<string, { get?: { responses: Record<string, { content?: Media }> } }> }
   const streamOf = (path: string) => doc.paths[path]?.get?.responses['200']?.content ?? {}
   const watches = Object.keys(doc.paths).filter((path) => path.endsWith('/watch'))
-  t.equal(watches.length, 5, 'five watches')
+  t.equal(watches.length, 6, 'six watches')
   for (const path of watches) {
     const content = streamOf(path)
     t.same(Object.keys(content), ['application/json', 'text/event-stream'], `${path}: JSON, or a stream`)

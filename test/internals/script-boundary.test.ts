@@ -24,6 +24,8 @@ import { sessionShowScript } from '../../src/locks/scripts/session_show.js'
 import { sessionUnbindScript } from '../../src/locks/scripts/session_unbind.js'
 import { sessionsIndexScript } from '../../src/locks/scripts/sessions_index.js'
 import { watchScript } from '../../src/locks/scripts/watch.js'
+import { electionStampScript } from '../../src/locks/scripts/election_stamp.js'
+import { electionStateScript } from '../../src/locks/scripts/election_state.js'
 
 // The script boundary: codes by name in the Lua, and decoders that know every shape their script
 // sends (what they decode to is exercised through the app in test/locks and test/quorum).
@@ -51,6 +53,8 @@ const scripts: Script<never, unknown>[] = [
   holdDropBoundScript,
   holdStateScript,
   watchScript,
+  electionStampScript,
+  electionStateScript,
 ]
 
 t.test('every script has one definition', async (t) => {

@@ -15,6 +15,11 @@ export const errorSchema = z
       .array(z.string())
       .optional()
       .describe('409 lock_held: the owner labels of the holds in the way (those that have one; at most 10; absent when none has one)'),
+    leader: z
+      .object({ candidate: z.string(), term: z.number().int(), since: z.string() })
+      .nullable()
+      .optional()
+      .describe('409 lock_held on a campaign: the current leader (null: a term is starting)'),
     issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
     allow: z.array(z.string()).optional().describe('405: the methods this path takes (also in the Allow header)'),
     reason: z.string().optional(),

@@ -16,8 +16,9 @@
 -- Expiry is decided here, from the Redis clock; the keys' own TTL always covers the longest live hold
 -- and no more (refresh_ttl), so nothing outlives its holders.
 
--- wo / wb: the writer's owner and session (include/label.lua); wv: watched (include/lost.lua)
-local WRITER_FIELDS = { 'w', 'wf', 'wc', 'wt', 'we', 'wa', 'wac', 'wo', 'wb', 'wv' }
+-- wo / wb: the writer's owner and session (include/label.lua); wv: watched (include/lost.lua);
+-- ws / wr / wx: an election leader's term start (Redis ms), revision and value (election_stamp.lua)
+local WRITER_FIELDS = { 'w', 'wf', 'wc', 'wt', 'we', 'wa', 'wac', 'wo', 'wb', 'wv', 'ws', 'wr', 'wx' }
 
 -- A reader's (or a semaphore holder's) hold as a table, or nil; `permits` and `slots` are nil for a
 -- read hold.
