@@ -16,9 +16,14 @@ export class EventStreamParser {
   #data: string[] = []
   #id: string | undefined
 
+  /** The last chunk ended in CR: a LF starting the next one belongs to that line break. */
+  #afterCr = false
+
   push(chunk: string): StreamEvent[] {
     const events: StreamEvent[] = []
-    const lines = (this.#pending + chunk).split(/\r\n|\r|\n/)
+    const text = this.#afterCr && chunk.startsWith('\n') ? chunk.slice(1) : chunk
+    this.#afterCr = text.endsWith('\r')
+    const lines = (this.#pending + text).split(/\r\n|\r|\n/)
     // The last piece is an unfinished line (or '' after a line break): kept for the next chunk.
     this.#pending = lines.pop() ?? ''
     for (const line of lines) {
