@@ -97,6 +97,8 @@ export interface ElectionsReport {
   final: Record<string, { term: number; leader: boolean }>
   finalFailures: string[]
   examples: string[]
+  /** every observer violation's message (at most 100), for the JSON report */
+  observerFindings: string[]
 }
 
 const EXAMPLES = 5
@@ -280,6 +282,7 @@ function electionsReport(
       ...[...inversions, ...overlaps].map((v) => `[${v.kind}] ${v.message}`),
       ...observed.map((v) => `[${v.kind}] ${v.message}`),
     ].slice(0, EXAMPLES),
+    observerFindings: observed.slice(0, 100).map((v) => `[${v.kind}] ${v.message}`),
   }
 }
 
