@@ -146,6 +146,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const sessions = new SessionEngine(quorum, config, engine, metrics)
   const watchers = new Watchers(quorum, config, metrics)
   watchers.start()
+  sessions.watchSessionsWith(watchers)
   const elections = new Elections(quorum, config)
   const feeds = new ElectionFeeds(elections, quorum, config, metrics)
   feeds.start()

@@ -186,7 +186,7 @@ export async function electionRoutes(fastify: FastifyInstance, options: Election
       const stamping = performance.now()
       let record
       try {
-        record = await elections.stamp(name, token, value)
+        record = await elections.stamp(name, token, value, Date.parse(outcome.expiresAt) - outcome.ttlMs)
       } catch (err) {
         // A leader nobody can be told of is no leader: its term ends (a re-campaign with the token starts another).
         if (!outcome.regranted) await engine.release({ mode: 'leader', key: name, token }).catch(() => undefined)

@@ -3,7 +3,7 @@ import { fail } from '../errors.js'
 import type { Quorum } from '../redis/quorum.js'
 import { ReplyCode } from '../redis/scripts.js'
 import { electionKeys, type ElectionKeys } from './keys.js'
-import { electionStampScript, type TermRecord } from './scripts/election_stamp.js'
+import { electionStampScript, type ElectionStampInput, type TermRecord } from './scripts/election_stamp.js'
 import { electionStateScript, type ElectionStateReply } from './scripts/election_state.js'
 import { backendUnavailable, countedValues, majorityFloor, notHeld, settledByCounted, settledByMajority } from './votes.js'
 
@@ -51,9 +51,9 @@ export class Elections {
     return electionKeys(this.config.keyPrefix, name)
   }
 
-  /** The record of the term `token` leads (made once, after its grant; a re-campaign reads it). */
-  stamp(name: string, token: string, value: string): Promise<TermRecord> {
-    return this.record(name, { op: 'stamp', token, value })
+  /** The record of the term `token` leads since `sinceMs` (made once, after its grant; a re-campaign reads it). */
+  stamp(name: string, token: string, value: string, sinceMs: number): Promise<TermRecord> {
+    return this.record(name, { op: 'stamp', token, value, sinceMs })
   }
 
   /** PUT /elections/:name/proclaim: the leader's new value (its revision + 1). */
@@ -61,7 +61,7 @@ export class Elections {
     return this.record(name, { op: 'proclaim', token, value })
   }
 
-  private async record(name: string, input: { op: 'stamp' | 'proclaim'; token: string; value: string }): Promise<TermRecord> {
+  private async record(name: string, input: ElectionStampInput): Promise<TermRecord> {
     const keys = this.keys(name)
     const tally = await this.quorum.ask((node) => node.call(electionStampScript, keys.all, input), settledByMajority)
     const counted = countedValues(tally)

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks'
-import type { ServiceError } from '../errors.js'
+import { fail, ServiceError } from '../errors.js'
 import type { Config } from '../config.js'
 import type { Metrics } from '../metrics.js'
 import type { Quorum } from '../redis/quorum.js'
@@ -15,7 +15,8 @@ import { SessionCounts } from './session-counts.js'
 import { SessionHolds, unionOf, type LockOf, type SessionHold } from './session-holds.js'
 import { newSessionId, sessionRef } from './session-id.js'
 import { decided, settledForSession } from './session-votes.js'
-import type { AcquireRequest, Grant } from './types.js'
+import { ClientGone, type AcquireRequest, type Grant } from './types.js'
+import type { Watchers } from './watch.js'
 import { validityMs } from './validity.js'
 import { backendUnavailable, consensus, countCode, majorityFloor } from './votes.js'
 
@@ -38,11 +39,12 @@ export interface SessionInfo {
 export class SessionEngine {
   private readonly counts: SessionCounts
   private readonly holds: SessionHolds
+  private watchers: Watchers | undefined
 
   constructor(
     private readonly quorum: Quorum,
     private readonly config: Config,
-    locks: LockEngine,
+    private readonly locks: LockEngine,
     private readonly metrics: Metrics,
   ) {
     this.counts = new SessionCounts(quorum, config, metrics)
@@ -148,8 +150,54 @@ export class SessionEngine {
     }
   }
 
-  /** An acquire bound to session `id` (SessionHolds.acquire). */
-  acquire(by: string, id: string, req: AcquireRequest, askedTtlMs: number | undefined): Promise<Grant | ServiceError> {
-    return this.holds.acquire(by, this.keys(id), sessionRef(id), req, askedTtlMs)
+  /** How a waiting acquire learns that its session went (set once the watchers exist: app.ts). */
+  watchSessionsWith(watchers: Watchers): void {
+    this.watchers = watchers
+  }
+
+  /**
+   * An acquire bound to session `id` (SessionHolds.acquire). One that waits in line leaves the line as
+   * soon as its session is closed or lapses (a watch of the session runs beside it), and a grant that
+   * raced the session's end is given back: a hold is never granted to a session that is gone.
+   */
+  async acquire(by: string, id: string, req: AcquireRequest, askedTtlMs: number | undefined): Promise<Grant | ServiceError> {
+    const keys = this.keys(id)
+    const watchers = this.watchers
+    if (!req.waitMs || !watchers) return this.holds.acquire(by, keys, sessionRef(id), req, askedTtlMs)
+    // The wait ends when the client hangs up (as any wait) or when the session goes.
+    const leave = new ClientGone()
+    const stopWatching = new ClientGone()
+    req.clientGone?.listen(() => leave.notify())
+    let sessionGone = false
+    const watching = watchers.watchSession(by, id, req.waitMs + 2 * this.config.nodeTimeoutMs, stopWatching).then(
+      (seen) => {
+        if (seen.held) return
+        sessionGone = true
+        leave.notify()
+      },
+      () => undefined,
+    )
+    let outcome: Grant | ServiceError
+    try {
+      outcome = await this.holds.acquire(by, keys, sessionRef(id), { ...req, clientGone: leave }, askedTtlMs)
+    } catch (err) {
+      if (sessionGone) throw fail.sessionNotFound()
+      throw err
+    } finally {
+      stopWatching.notify()
+      void watching
+    }
+    if (outcome instanceof ServiceError) return outcome
+    if (sessionGone || !(await this.live(by, keys))) {
+      await this.locks.release({ mode: req.mode, key: req.key, token: req.token }).catch(() => undefined)
+      throw fail.sessionNotFound()
+    }
+    return outcome
+  }
+
+  /** Whether a majority still has the session (a waiting acquire's last look before it answers its grant). */
+  private async live(by: string, keys: SessionKeys): Promise<boolean> {
+    const tally = await this.quorum.ask((node) => node.call(sessionShowScript, keys.all, { by }), settledForSession)
+    return countCode(tally, ReplyCode.LIVE) >= tally.majority
   }
 }

@@ -7,6 +7,8 @@
 -- KEYS[4..6] the line (include/queue.lua), KEYS[7] why watched holds went (include/lost.lua),
 -- KEYS[8] the election's hash: t = the terms begun, kept FENCE_MEMORY_MS after its last change
 -- ARGV[1] 'stamp' | 'proclaim'   ARGV[2] token   ARGV[3] the value ('' for none)
+-- ARGV[4] when the term began (ms, the service's clock: its grant), so that every node keeps the same;
+--         '' or none: this node's grant time
 --
 -- The leader's hold (a write hold) keeps ws (when its term began, Redis ms: its grant), wr (its
 -- revision: 1, then + 1 per proclaim) and wx (its value) with its other fields (WRITER_FIELDS), and is
@@ -31,8 +33,8 @@ local function push(event)
 end
 
 if not h[4] then
-  -- The term's start: its grant (expiry less its TTL; no renew comes between a grant and its stamp).
-  local since = math.min(now, expires - tonumber(h[3] or '0'))
+  -- The term's start: its grant (here: expiry less its TTL; no renew comes between a grant and its stamp).
+  local since = tonumber(ARGV[4] or '') or math.min(now, expires - tonumber(h[3] or '0'))
   redis.call('HSET', KEYS[1], 'ws', fmt(since), 'wr', '1', 'wx', ARGV[3], 'wv', '1')
   redis.call('HINCRBY', KEYS[8], 't', 1)
   redis.call('PEXPIRE', KEYS[8], FENCE_MEMORY_MS)

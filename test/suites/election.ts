@@ -12,7 +12,7 @@ import {
 import { errorSchema } from '../../src/http/schemas/errors.js'
 import { startListening } from '../../harness/app.js'
 import { request } from '../../harness/http.js'
-import { openEventStream } from '../helpers/events.js'
+import { openEventStream } from '../../harness/event-stream.js'
 
 type Method = 'POST' | 'PUT' | 'DELETE' | 'GET'
 
@@ -245,5 +245,63 @@ export async function electionSuite(t: Test, redisUrls: readonly string[], overr
     t.equal(page.status, 200)
     t.match(page.body, { items: [{ name, leader: { candidate: 'lister', value: 'v' } }] })
     t.notMatch(JSON.stringify(page.body), tok('lister'))
+  })
+
+  t.test('sessions bind candidacies: one keepalive keeps leadership and locks; closing it ends the term (session_lost)', async (t) => {
+    const name = fresh()
+    const lockKey = fresh()
+    const opened = await call('POST', '/sessions', { body: { ttlMs: 800 } })
+    const id = opened.body.id as string
+    const lead = leadershipSchema.parse((await campaign(name, 'sess', { session: id, token: tok('sess') })).raw)
+    t.ok(lead.ttlMs <= 800 && lead.ttlMs > 500, `the leadership's lease is what the session has left (${lead.ttlMs} ms)`)
+    t.equal((await call('POST', `/locks/${lockKey}`, { token: tok('sess-lock'), body: { session: id } })).status, 201)
+    const waiting = campaign(name, 'next', { token: tok('next'), waitMs: 10_000 })
+    for (let i = 0; i < 5; i++) {
+      await sleep(300)
+      const kept = await call('PUT', `/sessions/${id}/keepalive`)
+      t.equal(kept.status, 200, `keepalive ${i + 1}`)
+      t.equal((kept.body.holds as unknown[]).length, 2, 'it renews the leadership and the lock')
+    }
+    t.match(electionStateSchema.parse((await call('GET', `/elections/${name}`)).body).leader, { candidate: 'sess', term: lead.term })
+    const stream = openEventStream(b.address, `/elections/${name}/observe?wait=20s`)
+    t.teardown(() => stream.close())
+    await stream.next(1)
+    t.equal((await call('DELETE', `/sessions/${id}`)).status, 200)
+    const next = leadershipSchema.parse((await waiting).raw)
+    t.ok(next.term > lead.term, 'the next candidate leads, with a newer term')
+    const events = await stream.next(3)
+    t.same(
+      events.map((e) => [e.event, e.data.reason ?? null]),
+      [
+        ['elected', null],
+        ['vacant', 'session_lost'],
+        ['elected', null],
+      ],
+    )
+  })
+
+  t.test('a leadership bound to a session that lapses: vacant, session_lost', async (t) => {
+    const name = fresh()
+    const opened = await call('POST', '/sessions', { body: { ttlMs: 500 } })
+    const lead = leadershipSchema.parse((await campaign(name, 'lapse', { session: opened.body.id as string })).raw)
+    const seen = await observe(name, `?after=${lead.term}&revision=1&wait=10s`)
+    t.match(seen, { leader: null, term: lead.term, reason: 'session_lost' })
+  })
+
+  t.test('a waiting candidate whose client hangs up leaves the line and never leads', async (t) => {
+    const name = fresh()
+    await campaign(name, 'first', { token: tok('first'), ttlMs: 10_000 })
+    await call('POST', `/elections/${name}/campaign`, {
+      body: { candidate: 'gone', token: tok('gone'), waitMs: 10_000 },
+      timeoutMs: 300,
+    }).then(
+      () => t.fail('the hung-up campaign should not have answered'),
+      (err: Error) => t.equal(err.name, 'RequestTimeout', 'the client hung up'),
+    )
+    await sleep(200)
+    t.equal(electionStateSchema.parse((await call('GET', `/elections/${name}`)).body).candidates, 0, 'it left the line')
+    t.equal((await call('DELETE', `/elections/${name}`, { token: tok('first') })).status, 200)
+    await sleep(200)
+    t.equal((await call('GET', `/elections/${name}`)).status, 404, 'nobody leads: not the candidate that hung up')
   })
 }

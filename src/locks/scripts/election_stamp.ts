@@ -6,6 +6,8 @@ export interface ElectionStampInput {
   op: 'stamp' | 'proclaim'
   token: string
   value: string
+  /** When the term began (ms): the grant's time, the same on every node (stamp only). */
+  sinceMs?: number
 }
 
 /** The leader's term as its record says: term (its hold's fence), revision, start (Redis ms), value. */
@@ -23,7 +25,7 @@ export type ElectionStampReply =
 
 export const electionStampScript: Script<ElectionStampInput, ElectionStampReply> = {
   name: 'election_stamp',
-  args: (s) => [s.op, s.token, s.value],
+  args: (s) => (s.sinceMs === undefined ? [s.op, s.token, s.value] : [s.op, s.token, s.value, Math.round(s.sinceMs)]),
   decode(reply) {
     const r = replyArray('election_stamp', reply)
     switch (r[0]) {
