@@ -1,5 +1,5 @@
 import t from 'tap'
-import { EventStreamParser } from '../../src/cli/event-stream.js'
+import { EventStreamParser } from '../../chaos/event-stream-parser.js'
 
 t.test('events split across chunks, with ids, comments, multi-line data and every kind of line break', async (t) => {
   const p = new EventStreamParser()

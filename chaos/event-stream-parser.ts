@@ -1,4 +1,8 @@
-/** A text/event-stream (Server-Sent Events) split into its events, as the chunks arrive. */
+/**
+ * A text/event-stream (Server-Sent Events) split into its events as the chunks arrive, to the letter of
+ * the format (any line break, comments, multi-line data, data left unparsed): the chaos observers must
+ * not fall over on whatever a replica sends. (harness/event-stream.ts is the tests' simpler reader.)
+ */
 
 export interface StreamEvent {
   /** The `event:` field ('message' when absent). */
