@@ -9,6 +9,7 @@ import { CliError, EXIT } from './exit.js'
 /** How long one observe request waits for a change before lockctl asks again. */
 const OBSERVE_WAIT_MS = 30_000
 const RETRY_PAUSE_MS = 1_000
+const LAGGING_PAUSE_MS = 100
 
 interface Leader {
   candidate: string
@@ -84,6 +85,12 @@ export async function observe(client: LockServiceClient, o: Options, print: Prin
         term: numberOf(context, reply.body.term),
         revision: Number(reply.body.revision ?? 0),
         leader: leaderOf(context, reply.body),
+      }
+      // Behind a load balancer, a replica that has not caught up may answer with an older term: it is
+      // not printed (terms never go back), and asked again shortly.
+      if (shown && next.term < shown.term) {
+        await sleep(LAGGING_PAUSE_MS, undefined, { signal: stop.signal }).catch(() => undefined)
+        continue
       }
       const line = change(shown, next, reply.body.reason)
       if (line) print(o.json ? JSON.stringify(line) : text(line))

@@ -1,4 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
@@ -7,6 +9,7 @@ import { request } from '../../harness/http.js'
 import { parse } from '../../src/cli/args.js'
 import { UsageError } from '../../src/cli/exit.js'
 import { startRedis } from '../../harness/redis-server.js'
+import { startProxy as startTcpProxy } from '../../harness/tcp-proxy.js'
 import { fileText, lockctl, processAlive, spawnLockctl, until } from '../helpers/lockctl.js'
 
 // lockctl elect / leader / observe against the real service (issue #29).
@@ -177,4 +180,55 @@ t.test('observe prints each change as a line, and --json as JSON', async (t) => 
     { event: 'proclaimed', term, value: 'v2' },
     { event: 'vacant', term, reason: 'resigned' },
   ])
+})
+
+t.test('observe behind a round-robin load balancer, one instance cut off from Redis: retries, terms never go back', async (t) => {
+  // A second instance whose Redis connection goes through a proxy (to cut it off), and a front that
+  // sends each request to the next instance in turn.
+  const port = Number(new URL(redis.url).port)
+  const proxy = await startTcpProxy({ port }, { t })
+  const lagging = await startListening(t, [proxy.url], { logLevel: 'error', nodeTimeoutMs: 200 })
+  const targets = [new URL(url), new URL(lagging.address)]
+  let turn = 0
+  const front = http.createServer((req, res) => {
+    const target = targets[turn++ % targets.length]!
+    const upstream = http.request(
+      { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers)
+        up.pipe(res)
+      },
+    )
+    upstream.on('error', () => res.destroy())
+    req.pipe(upstream)
+  })
+  await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => front.close())
+  const frontUrl = `http://127.0.0.1:${(front.address() as AddressInfo).port}`
+  const observer = spawnLockctl(['observe', 'el:balanced'], { url: frontUrl, killAfterMs: 60_000 })
+
+  const first = await request(url, 'POST', '/elections/el:balanced/campaign', { body: { candidate: 'first', ttlMs: 5000 } })
+  await until('the first term seen', () => observer.stdout().includes(`elected term=${first.body.term}`))
+  await request(url, 'DELETE', '/elections/el:balanced', { token: String(first.body.token) })
+  await until('its end seen', () => observer.stdout().includes(`vacant term=${first.body.term}`))
+  await sleep(300) // both instances follow the vacancy
+  proxy.cut('silent') // the second instance hears nothing more, and cannot look
+  const second = await request(url, 'POST', '/elections/el:balanced/campaign', { body: { candidate: 'second', ttlMs: 5000 } })
+  await until('the second term seen', () => observer.stdout().includes(`elected term=${second.body.term}`))
+  await sleep(1000) // polls alternate between the instances meanwhile
+  proxy.heal()
+  await request(url, 'DELETE', '/elections/el:balanced', { token: String(second.body.token) })
+  await until('its end seen', () => observer.stdout().includes(`vacant term=${second.body.term}`), 15_000)
+  observer.child.kill('SIGTERM')
+  const done = await observer.done
+  t.equal(done.code, 0, done.stderr)
+  t.match(done.stderr, /observe el:balanced: .*\(backend_unavailable\); retrying\n.*observing again/, 'said once per outage')
+  const printed = done.stdout.trim().split('\n')
+  const terms = printed.map((l) => Number(/term=(\d+)/.exec(l)?.[1]))
+  t.ok(
+    terms.every((term, i) => i === 0 || term >= terms[i - 1]!),
+    `terms never go back: ${JSON.stringify(printed)}`,
+  )
+  t.equal(printed.at(-2), `elected term=${second.body.term} candidate=second`)
+  t.match(printed.at(-1), new RegExp(`^vacant term=${second.body.term}( reason=resigned)?$`), 'ends on the final state')
 })
