@@ -5,12 +5,16 @@
 # ── build ───────────────────────────────────────────────────────────────────────────────────────
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
+# lockctl (src/cli) imports @lock-service/client, a file: dependency that npm links to clients/typescript.
 COPY package.json package-lock.json ./
+COPY clients/typescript/package.json ./clients/typescript/
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY clients/typescript/tsconfig.json ./clients/typescript/
+COPY clients/typescript/src ./clients/typescript/src
 COPY scripts ./scripts
 COPY src ./src
-# tsc → dist/, then scripts/copy-assets.mjs copies src/lua → dist/lua
+# tsc → clients/typescript/dist/ and dist/, then scripts/copy-assets.mjs copies src/lua → dist/lua
 RUN npm run build
 
 # ── runtime ─────────────────────────────────────────────────────────────────────────────────────
@@ -20,9 +24,12 @@ ENV PORT=8080 \
     HOST=0.0.0.0
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY clients/typescript/package.json ./clients/typescript/
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 # dist/ includes dist/lua; the app serves ../openapi.yaml relative to dist/app.js, i.e. /app/openapi.yaml
 COPY --from=build /app/dist ./dist
+# The client library lockctl runs on (node_modules/@lock-service/client links here).
+COPY --from=build /app/clients/typescript/dist ./clients/typescript/dist
 COPY openapi.yaml ./
 # Files stay root-owned and read-only to the service; it runs as the image's unprivileged `node` user.
 USER node

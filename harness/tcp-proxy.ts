@@ -19,6 +19,9 @@ export interface TcpProxy {
   cut(how: 'reset' | 'silent'): void
   /** Forward again. Connections stalled by 'silent' are destroyed on heal (their streams are corrupt); new ones work. */
   heal(): void
+  /** The next bytes the target sends to a client are dropped and that connection is closed (both sides): the request
+   *  reached the target, its answer never reaches the client. */
+  dropNextResponse(): void
   readonly isCut: boolean
   close(): Promise<void>
 }
@@ -37,11 +40,11 @@ function abort(socket: net.Socket | undefined): void {
   socket.destroy()
 }
 
-/** Forward `from` → `to` unless the pair is stalled; pause `from` while `to` is backed up. */
-function forward(pair: Pair, from: net.Socket, to: () => net.Socket | undefined): void {
+/** Forward `from` → `to` unless the pair is stalled or `intercept` takes the chunk; pause `from` while `to` is backed up. */
+function forward(pair: Pair, from: net.Socket, to: () => net.Socket | undefined, intercept?: () => boolean): void {
   from.on('data', (chunk: Buffer) => {
     const target = to()
-    if (pair.stalled || !target || target.destroyed) return // dropped
+    if (pair.stalled || !target || target.destroyed || intercept?.()) return // dropped
     if (!target.write(chunk)) {
       from.pause()
       target.once('drain', () => from.resume())
@@ -56,6 +59,7 @@ class LoopbackProxy implements TcpProxy {
   readonly url: string
   readonly address: string
   #cut: 'reset' | 'silent' | undefined
+  #dropNextResponse = false
   readonly #pairs = new Set<Pair>()
   #closed: Promise<void> | undefined
 
@@ -84,6 +88,10 @@ class LoopbackProxy implements TcpProxy {
   heal(): void {
     this.#cut = undefined
     for (const pair of this.#pairs) if (pair.stalled) this.drop(pair)
+  }
+
+  dropNextResponse(): void {
+    this.#dropNextResponse = true
   }
 
   close(): Promise<void> {
@@ -116,7 +124,20 @@ class LoopbackProxy implements TcpProxy {
     upstream.once('close', () => {
       if (!pair.stalled) this.drop(pair)
     })
-    forward(pair, upstream, () => pair.client)
+    forward(
+      pair,
+      upstream,
+      () => pair.client,
+      () => this.takeResponse(pair),
+    )
+  }
+
+  /** True when this answer is the one to drop: the pair goes with it. */
+  private takeResponse(pair: Pair): boolean {
+    if (!this.#dropNextResponse) return false
+    this.#dropNextResponse = false
+    this.drop(pair)
+    return true
   }
 
   /** Read and drop everything either way from now on (resumed, so backpressure cannot hold bytes back). */

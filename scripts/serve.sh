@@ -94,7 +94,8 @@ if [ -z "${REDIS_URLS:-}" ] && [ -z "${REDIS_URL:-}" ]; then
 fi
 
 # Build when anything the build reads is newer than its output.
-if [ ! -f dist/server.js ] || [ -n "$(find src scripts tsconfig.json tsconfig.build.json package-lock.json -newer dist/server.js -print -quit)" ]; then
+if [ ! -f dist/server.js ] || [ ! -f clients/typescript/dist/index.js ] ||
+  [ -n "$(find src scripts clients/typescript/src tsconfig.json tsconfig.build.json package-lock.json -newer dist/server.js -print -quit)" ]; then
   say "building"
   npm run --silent build
 fi

@@ -1,33 +1,26 @@
+import type { Client, Grant, HoldRoutes, LockServiceError, PermitGrant } from '@lock-service/client'
 import type { Options } from './args.js'
-import { failure, isGrant, type LockServiceClient, unreachable, UnreachableError, type Grant, type Reply } from './client.js'
+import { parseDuration } from '../contract/duration.js'
+import { call } from './answers.js'
 import { CliError, EXIT } from './exit.js'
 
-/** Bound on every request that does not wait in line. */
+/** Bound on every request that does not wait in line (a waiting acquire gets its wait on top). */
 export const REQUEST_TIMEOUT_MS = 15_000
 
 export type Print = (line: string) => void
 
-/** `/locks/KEY`, `/rwlocks/KEY/read`, `/rwlocks/KEY/write` or `/semaphores/KEY`. */
-export function holdPath(mode: Options['mode'], key: string): string {
-  const k = encodeURIComponent(key)
-  if (mode === 'exclusive') return `/locks/${k}`
-  if (mode === 'permit') return `/semaphores/${k}`
-  return `/rwlocks/${k}/${mode}`
+/** A grant of any kind of hold. */
+export type AnyGrant = Grant | PermitGrant
+
+/** The routes of the hold --read / --write / --limit pick: /locks, /rwlocks/KEY/read, /rwlocks/KEY/write or /semaphores. */
+export function routesOf(client: Client, mode: Options['mode']): HoldRoutes<Grant | PermitGrant> {
+  if (mode === 'leader') throw new CliError(EXIT.usage, 'lockctl does not campaign in elections')
+  return client.routesOf(mode)
 }
 
-/** Where status and list look: /locks, /rwlocks (--rw) or /semaphores (--semaphore). */
-function namespaceOf(o: Options): 'locks' | 'rwlocks' | 'semaphores' {
-  return o.rw ? 'rwlocks' : o.semaphore ? 'semaphores' : 'locks'
-}
-
-/** Runs one request, turning "unreachable" into exit 69 with `context` in the message. */
-export async function call(client: LockServiceClient, context: string, ...args: Parameters<LockServiceClient['request']>): Promise<Reply> {
-  try {
-    return await client.request(...args)
-  } catch (err) {
-    if (err instanceof UnreachableError) throw unreachable(context, err)
-    throw err
-  }
+/** --ttl in ms, when given. */
+export function ttlMsOf(o: Options): number | undefined {
+  return o.ttl === undefined ? undefined : parseDuration(o.ttl)
 }
 
 /** `KEY`, or `KEY (read)` / `KEY (write)` / `KEY (semaphore)`: the hold, as messages name it. */
@@ -37,67 +30,60 @@ export function describeHold(o: Options): string {
 }
 
 /**
- * POSTs the hold, waiting in line up to --wait: the grant, or the error that ends lockctl. Bound to
- * `session`, the hold's lease is the session's (no ttl of its own).
+ * Acquires the hold, waiting in line up to --wait: the grant, or the error that ends lockctl. Bound to
+ * `session`, the hold's lease is the session's (no ttl of its own). No retries beyond the wait: a
+ * failure is lockctl's answer (exit 69 for an unreachable service), for the caller to decide.
  */
-export async function requestGrant(
-  client: LockServiceClient,
-  context: string,
-  o: Options,
-  signal?: AbortSignal,
-  session?: string,
-): Promise<Grant> {
-  const reply = await call(client, context, 'POST', holdPath(o.mode, o.lockKey), {
-    token: o.token,
-    query: {
-      ttl: session ? undefined : o.ttl,
-      wait: o.wait,
-      limit: o.permits?.limit,
-      permits: o.permits?.permits,
-      owner: o.owner,
-      session,
-    },
-    timeoutMs: o.waitMs + REQUEST_TIMEOUT_MS,
+export async function requestGrant(client: Client, context: string, o: Options, signal?: AbortSignal, session?: string): Promise<AnyGrant> {
+  const ttlMs = session ? undefined : ttlMsOf(o)
+  return call(
+    context,
+    () =>
+      routesOf(client, o.mode).acquire(o.lockKey, {
+        token: o.token,
+        ttlMs,
+        waitMs: o.waitMs,
+        owner: o.owner,
+        session,
+        retryBudgetMs: 0,
+        signal,
+        ...(o.permits ? { limit: o.permits.limit, permits: o.permits.permits } : {}),
+      }),
     signal,
-  })
-  if (reply.status !== 200 && reply.status !== 201) throw failure(context, reply)
-  if (!isGrant(reply.body)) throw new CliError(EXIT.protocol, `${context}: the grant lacks its token or fence`)
-  return reply.body
+  )
 }
 
-export async function acquire(client: LockServiceClient, o: Options, print: Print): Promise<number> {
+export async function acquire(client: Client, o: Options, print: Print): Promise<number> {
   print(JSON.stringify(await requestGrant(client, `acquire ${describeHold(o)}`, o)))
   return EXIT.ok
 }
 
-export async function renew(client: LockServiceClient, o: Options, print: Print): Promise<number> {
-  const context = `renew ${describeHold(o)}`
-  const reply = await call(client, context, 'PUT', `${holdPath(o.mode, o.lockKey)}/renew`, {
-    token: o.token,
-    query: { ttl: o.ttl },
-    timeoutMs: REQUEST_TIMEOUT_MS,
-  })
-  if (reply.status !== 200) throw failure(context, reply)
-  print(JSON.stringify(reply.body))
+export async function renew(client: Client, o: Options, print: Print): Promise<number> {
+  const ttlMs = ttlMsOf(o)
+  const renewed = await call(`renew ${describeHold(o)}`, () => routesOf(client, o.mode).renew(o.lockKey, o.token ?? '', { ttlMs }))
+  print(JSON.stringify(renewed))
   return EXIT.ok
 }
 
-export async function release(client: LockServiceClient, o: Options, print: Print): Promise<number> {
-  const context = `release ${describeHold(o)}`
-  const reply = await call(client, context, 'DELETE', holdPath(o.mode, o.lockKey), { token: o.token, timeoutMs: REQUEST_TIMEOUT_MS })
-  if (reply.status !== 200) throw failure(context, reply)
-  print(JSON.stringify(reply.body))
+export async function release(client: Client, o: Options, print: Print): Promise<number> {
+  print(JSON.stringify(await call(`release ${describeHold(o)}`, () => routesOf(client, o.mode).release(o.lockKey, o.token ?? ''))))
   return EXIT.ok
 }
 
-export async function status(client: LockServiceClient, o: Options, print: Print): Promise<number> {
-  const namespace = namespaceOf(o)
-  const path = `/${namespace}/${encodeURIComponent(o.lockKey)}`
+export async function status(client: Client, o: Options, print: Print): Promise<number> {
   const context = `status ${o.lockKey}${o.rw ? ' (rw)' : o.semaphore ? ' (semaphore)' : ''}`
-  const reply = await call(client, context, 'GET', path, { timeoutMs: REQUEST_TIMEOUT_MS })
-  if (reply.status === 404 && reply.body.error === 'lock_not_found') throw new CliError(EXIT.failed, `${context}: not held`)
-  if (reply.status !== 200) throw failure(context, reply)
-  print(JSON.stringify(reply.body))
+  const inspect: () => Promise<unknown> = o.rw
+    ? () => client.rwlocks.inspect(o.lockKey)
+    : o.semaphore
+      ? () => client.semaphores.inspect(o.lockKey)
+      : () => client.locks.inspect(o.lockKey)
+  const info = await call(context, () =>
+    inspect().catch((err: LockServiceError) => {
+      if (err.code === 'lock_not_found') throw new CliError(EXIT.failed, `${context}: not held`)
+      throw err
+    }),
+  )
+  print(JSON.stringify(info))
   return EXIT.ok
 }
 
@@ -105,8 +91,8 @@ export async function status(client: LockServiceClient, o: Options, print: Print
 export const LIST_PAGE = 100
 const MAX_PAGES = 100_000
 
-export async function list(client: LockServiceClient, o: Options, print: Print): Promise<number> {
-  const namespace = namespaceOf(o)
+export async function list(client: Client, o: Options, print: Print): Promise<number> {
+  const namespace = o.rw ? 'rwlocks' : o.semaphore ? 'semaphores' : 'locks'
   const line = { locks: lockLine, rwlocks: rwLine, semaphores: semaphoreLine }[namespace]
   const context = `list ${namespace}${o.prefix ? ` ${o.prefix}*` : ''}`
   const printed = new Set<string>() // SCAN may show a key on two pages
@@ -114,12 +100,15 @@ export async function list(client: LockServiceClient, o: Options, print: Print):
   let cursor: string | null = null
   for (let page = 0; page < MAX_PAGES; page++) {
     const want = o.limit === undefined ? LIST_PAGE : Math.min(LIST_PAGE, o.limit - printed.size)
-    const reply = await call(client, context, 'GET', `/${namespace}`, {
-      query: { prefix: o.prefix, limit: want, cursor: cursor ?? undefined },
-      timeoutMs: REQUEST_TIMEOUT_MS,
-    })
-    if (reply.status !== 200) throw failure(context, reply)
-    const { items, cursor: next } = reply.body
+    const request = { prefix: o.prefix, limit: want, cursor: cursor ?? undefined }
+    const page = (): Promise<{ items?: unknown; cursor?: unknown }> =>
+      namespace === 'rwlocks'
+        ? client.rwlocks.list(request)
+        : namespace === 'semaphores'
+          ? client.semaphores.list(request)
+          : client.locks.list(request)
+    const answer = await call(context, page)
+    const { items, cursor: next } = answer
     if (!Array.isArray(items) || (next !== null && typeof next !== 'string')) {
       throw new CliError(EXIT.protocol, `${context}: the page lacks items or cursor`)
     }

@@ -7,12 +7,12 @@
  */
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { parseDuration } from '../contract/duration.js'
+import { LockHeldError, type Client } from '@lock-service/client'
 import type { Options } from './args.js'
-import { AbortedError, errorOf, failure, type Grant, type LockServiceClient } from './client.js'
-import { call, REQUEST_TIMEOUT_MS } from './commands.js'
+import { call } from './answers.js'
+import { ttlMsOf } from './commands.js'
 import { CliError, EXIT } from './exit.js'
-import { releaseHold, type Lease, type Run } from './lease.js'
+import { releaseHold, type KeptRoutes, type Lease, type LeaseGrant, type Run } from './lease.js'
 import { closeSession, finish, keepAliveWhileWaiting, openSession, reanchor, runCommand } from './run.js'
 import { FORWARDED_SIGNALS, signalExitCode, Signals } from './signals.js'
 
@@ -20,12 +20,18 @@ import { FORWARDED_SIGNALS, signalExitCode, Signals } from './signals.js'
 const HELD_PAUSE_MS = 500
 const MAX_FAILING_PAUSE_MS = 5_000
 
-export function electionPath(name: string): string {
-  return `/elections/${encodeURIComponent(name)}`
+/** A leadership kept as a lock is: renewed, resigned, watched. */
+function leadershipRoutes(client: Client): KeptRoutes {
+  return {
+    renew: (name, token, options) => client.elections.renew(name, token, { timeoutMs: options.timeoutMs }),
+    release: (name, token, options) => client.elections.resign(name, token, options),
+    watch: (name, token, options) => client.elections.watch(name, token, options),
+  }
 }
 
-export async function elect(client: LockServiceClient, o: Options, warn: (line: string) => void): Promise<number> {
-  const run: Run = { client, path: electionPath(o.lockKey), context: `elect ${o.lockKey}`, warn, key: o.lockKey, kind: 'leader' }
+export async function elect(client: Client, o: Options, warn: (line: string) => void): Promise<number> {
+  const routes = leadershipRoutes(client)
+  const run: Run = { client, routes, context: `elect ${o.lockKey}`, warn, key: o.lockKey, kind: 'leader' }
   const signals = new Signals(run)
   // A signal while CMD runs is forwarded to it; it also means: no further campaign.
   let signalled = false
@@ -41,7 +47,7 @@ export async function elect(client: LockServiceClient, o: Options, warn: (line: 
         lease = await campaign(run, o, signals.interrupted)
         failures = 0
       } catch (err) {
-        if (err instanceof AbortedError || signals.interrupted.aborted) {
+        if (signals.interrupted.aborted) {
           warn(`lockctl: ${run.context}: interrupted by ${signals.first} while campaigning`)
           return signalExitCode(signals.first)
         }
@@ -100,23 +106,25 @@ async function campaign(run: Run, o: Options, interrupted: AbortSignal): Promise
   const sent = performance.now()
   const waiting = new AbortController()
   const keepingAlive = run.session === undefined || o.waitMs === 0 ? undefined : keepAliveWhileWaiting(run, waiting.signal)
-  let grant: Grant
+  let grant: LeaseGrant
   try {
-    const ttlMs = run.session === undefined && o.ttl !== undefined ? parseDuration(o.ttl) : undefined
-    const reply = await call(run.client, run.context, 'POST', `${run.path}/campaign`, {
-      body: {
-        candidate: o.candidate,
-        ...(o.value === undefined ? {} : { value: o.value }),
-        ...(ttlMs === undefined ? {} : { ttlMs }),
-        ...(o.waitMs > 0 ? { waitMs: o.waitMs } : {}),
-        ...(run.session === undefined ? {} : { session: run.session }),
-      },
-      timeoutMs: o.waitMs + REQUEST_TIMEOUT_MS,
-      signal: interrupted,
-    })
-    if (reply.status === 409 && errorOf(reply).error === 'lock_held') throw heldBy(run.context, reply.body)
-    if (reply.status !== 200 && reply.status !== 201) throw failure(run.context, reply)
-    grant = leadershipOf(run, reply.body)
+    const campaigning = () =>
+      run.client.elections
+        .campaign(run.key, {
+          candidate: o.candidate ?? '',
+          value: o.value,
+          ttlMs: run.session === undefined ? ttlMsOf(o) : undefined,
+          waitMs: o.waitMs,
+          session: run.session,
+          retryBudgetMs: 0,
+          signal: interrupted,
+        })
+        .catch((err: unknown) => {
+          throw err instanceof LockHeldError ? heldBy(run.context, err.details) : err
+        })
+    // The term is the leadership's fence.
+    const { term, token, ttlMs, validityMs } = await call(run.context, campaigning, interrupted)
+    grant = { fence: term, token, ttlMs, validityMs }
   } finally {
     waiting.abort()
     await keepingAlive
@@ -124,7 +132,7 @@ async function campaign(run: Run, o: Options, interrupted: AbortSignal): Promise
   let ready = false
   try {
     const lease = await reanchor(run, grant, sent, interrupted)
-    if (interrupted.aborted) throw new AbortedError('aborted')
+    if (interrupted.aborted) throw new Error('interrupted')
     ready = true
     return lease
   } finally {
@@ -132,24 +140,8 @@ async function campaign(run: Run, o: Options, interrupted: AbortSignal): Promise
   }
 }
 
-/** A campaign's 201 as the lease machinery's grant: the term is the leadership's fence. */
-function leadershipOf(run: Run, body: Record<string, unknown>): Grant {
-  const { term, token, ttlMs, validityMs, expiresAt } = body
-  if (
-    typeof term !== 'number' ||
-    !Number.isSafeInteger(term) ||
-    typeof token !== 'string' ||
-    typeof ttlMs !== 'number' ||
-    typeof validityMs !== 'number'
-  ) {
-    throw new CliError(EXIT.protocol, `${run.context}: the leadership lacks its term, token or validity`)
-  }
-  // mode is not read on this path: the hold is the election's (run.kind 'leader').
-  return { key: run.key, mode: 'exclusive', token, fence: term, ttlMs, validityMs, expiresAt: String(expiresAt), holdCount: 1 }
-}
-
 /** 409 lock_held: who leads (the body's leader), after how long a wait. */
-function heldBy(context: string, body: Record<string, unknown>): CliError {
+function heldBy(context: string, body: Readonly<Record<string, unknown>>): CliError {
   const leader = (body.leader ?? null) as { candidate?: unknown; term?: unknown } | null
   const who = leader && typeof leader.candidate === 'string' ? ` by ${leader.candidate} (term ${String(leader.term)})` : ''
   const waited = typeof body.waitedMs === 'number' ? ` after waiting ${body.waitedMs} ms` : ''

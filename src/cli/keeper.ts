@@ -1,7 +1,7 @@
 /** Keeping the hold of a `lockctl run` while CMD runs: renewals on their own timer, and the watch that says at once when it is lost. */
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { AbortedError, type Reply } from './client.js'
+import { LockServiceError, type WatchEvent } from '@lock-service/client'
 import { REQUEST_TIMEOUT_MS } from './commands.js'
 import { renewOnce, type Lease, type Lost, type Renewal, type Run } from './lease.js'
 
@@ -103,7 +103,7 @@ export class Keeper {
           stopped,
         )
       } catch (err) {
-        if (err instanceof AbortedError || stopped.aborted) return
+        if (stopped.aborted) return
         problem = err instanceof Error ? err.message : String(err)
       }
       if (stopped.aborted) return
@@ -139,26 +139,20 @@ export class Keeper {
 export async function watchHold(run: Run, token: string, keeper: Keeper): Promise<void> {
   const stopped = keeper.stopped
   while (!stopped.aborted) {
-    let reply: Reply
+    let event: WatchEvent
     try {
-      reply = await run.client.request('GET', `${run.path}/watch`, {
-        token,
-        query: { wait: `${WATCH_WAIT_MS}ms` },
-        timeoutMs: WATCH_WAIT_MS + REQUEST_TIMEOUT_MS,
-        signal: stopped,
-      })
-    } catch {
+      event = await run.routes.watch(run.key, token, { waitMs: WATCH_WAIT_MS, signal: stopped })
+    } catch (err) {
       if (stopped.aborted) return
+      const transient = !(err instanceof LockServiceError) || err.status === 0 || err.status === 503 || err.status === 429
+      if (!transient) return
       await sleep(1000, undefined, { signal: stopped }).catch(() => undefined)
       continue
     }
     if (stopped.aborted) return
-    if (reply.status === 200 && reply.body.held === false) {
-      keeper.gone(`the service says it was ${String(reply.body.reason)} at ${String(reply.body.at)}`)
+    if (!event.held) {
+      keeper.gone(`the service says it was ${event.reason} at ${event.at.toISOString()}`)
       return
     }
-    if (reply.status === 200) continue
-    if (reply.status !== 503 && reply.status !== 429) return
-    await sleep(1000, undefined, { signal: stopped }).catch(() => undefined)
   }
 }

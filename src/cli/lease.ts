@@ -1,9 +1,10 @@
 /** The hold of one `lockctl run` as the service sees it: the run it belongs to, its lease, renewing and releasing it. */
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { BackendUnavailableError, LockServiceError, type Client, type WatchEvent, type WatchOptions } from '@lock-service/client'
 import type { Options } from './args.js'
-import { errorOf, type Grant, type LockServiceClient, type Reply } from './client.js'
-import { REQUEST_TIMEOUT_MS } from './commands.js'
+import { describeAnswer } from './answers.js'
+import { REQUEST_TIMEOUT_MS, type AnyGrant } from './commands.js'
 
 /** Bound on the release after CMD exits (all attempts together). */
 const RELEASE_BUDGET_MS = 5_000
@@ -11,10 +12,23 @@ const RELEASE_BUDGET_MS = 5_000
 /** The same after the lock was lost: a courtesy that must not hold up the exit for long. */
 export const LOST_RELEASE_BUDGET_MS = 1_000
 
+/**
+ * What keeping a hold needs of its routes: a lock's (the client's HoldRoutes) or an election's
+ * leadership (renew, resign, watch).
+ */
+export interface KeptRoutes {
+  renew(key: string, token: string, options: { timeoutMs?: number; signal?: AbortSignal }): Promise<{ validityMs: number }>
+  release(key: string, token: string, options: { timeoutMs?: number }): Promise<object>
+  watch(key: string, token: string, options: WatchOptions): Promise<WatchEvent>
+}
+
+/** What keeping a hold needs of its grant (a lock's, or a leadership whose fence is its term). */
+export type LeaseGrant = Pick<AnyGrant, 'token' | 'fence' | 'ttlMs' | 'validityMs'>
+
 /** What one `lockctl run` works on, and how its messages name it ("run KEY"). */
 export interface Run {
-  client: LockServiceClient
-  path: string
+  client: Client
+  routes: KeptRoutes
   context: string
   warn: (line: string) => void
   /** The hold as a session lists it. */
@@ -28,7 +42,7 @@ export interface Run {
 
 /** The hold, and until when (performance.now()) its last grant or renew is valid. */
 export interface Lease {
-  grant: Grant
+  grant: LeaseGrant
   deadline: number
   validityMs: number
 }
@@ -44,46 +58,50 @@ export type Renewal = { ok: true; validityMs: number } | { ok: false; answer: st
 
 /**
  * Renews the hold: the run's session's keepalive (which renews every hold bound to it and says which
- * it still has), or the hold's own renew without a session.
+ * it still has), or the hold's own renew without a session. A transport failure rejects (the caller
+ * retries while the validity lasts).
  */
 export async function renewOnce(run: Run, token: string, timeoutMs: number, signal: AbortSignal): Promise<Renewal> {
   if (run.session !== undefined) {
-    const reply = await run.client.request('PUT', `/sessions/${run.session}/keepalive`, { timeoutMs, signal })
-    if (reply.status === 200 && typeof reply.body.validityMs === 'number') {
-      const holds = Array.isArray(reply.body.holds) ? (reply.body.holds as { key?: unknown; kind?: unknown }[]) : []
-      if (holds.some((h) => h.key === run.key && h.kind === run.kind)) return { ok: true, validityMs: reply.body.validityMs }
+    try {
+      const alive = await run.client.sessions.keepalive(run.session, { timeoutMs, signal })
+      if (alive.holds.some((h) => h.key === run.key && h.kind === run.kind)) return { ok: true, validityMs: alive.validityMs }
       // The session no longer has the hold: the hold's own renew says why (gone, or not ours).
-    } else if (reply.status !== 404) {
-      return renewalOf(reply, 'keepalive')
+    } catch (err) {
+      if (!(err instanceof LockServiceError) || err.status === 0) throw err
+      if (err.status !== 404) return renewalOf(err, 'keepalive')
     }
   }
-  const reply = await run.client.request('PUT', `${run.path}/renew`, { token, timeoutMs, signal })
-  // A lock's renew answers a grant, an election's its leadership: both say how long it is valid.
-  if (reply.status === 200 && typeof reply.body.validityMs === 'number') return { ok: true, validityMs: reply.body.validityMs }
-  return renewalOf(reply, 'renew')
+  try {
+    const renewed = await run.routes.renew(run.key, token, { timeoutMs, signal })
+    return { ok: true, validityMs: renewed.validityMs }
+  } catch (err) {
+    if (!(err instanceof LockServiceError) || err.status === 0) throw err
+    return renewalOf(err, 'renew')
+  }
 }
 
-function renewalOf(reply: Reply, what: 'renew' | 'keepalive'): Renewal {
-  const err = errorOf(reply)
-  const answer = `the ${what} answered ${reply.status} ${err.error} (${err.message})`
-  return { ok: false, answer, final: [400, 401, 403, 404, 409].includes(reply.status), gone: reply.status === 404 || reply.status === 409 }
+function renewalOf(err: LockServiceError, what: 'renew' | 'keepalive'): Renewal {
+  const answer = `the ${what} answered ${describeAnswer(err)}`
+  return { ok: false, answer, final: [400, 401, 403, 404, 409].includes(err.status), gone: err.status === 404 || err.status === 409 }
 }
 
 /**
  * DELETE the hold, retrying transient failures (network, 503) within `budgetMs`. Resolves to the
- * last reply, or to a description of the last network failure.
+ * answer, the service's error, or a description of the last network failure.
  */
-export async function releaseHold(run: Run, token: string, budgetMs = RELEASE_BUDGET_MS): Promise<Reply | string> {
+export async function releaseHold(run: Run, token: string, budgetMs = RELEASE_BUDGET_MS): Promise<object | string> {
   const until = performance.now() + budgetMs
-  let last: Reply | string = 'not attempted'
+  let last: LockServiceError | string = 'not attempted'
   for (let attempt = 0; ; attempt++) {
     const left = until - performance.now()
     if (left < 50) return last
     try {
-      last = await run.client.request('DELETE', run.path, { token, timeoutMs: Math.min(left, REQUEST_TIMEOUT_MS) })
-      if (last.status !== 503) return last
+      return await run.routes.release(run.key, token, { timeoutMs: Math.min(left, REQUEST_TIMEOUT_MS) })
     } catch (err) {
-      last = err instanceof Error ? err.message : String(err)
+      if (err instanceof BackendUnavailableError) last = err
+      else if (err instanceof LockServiceError && err.status !== 0) return err
+      else last = err instanceof Error ? err.message : String(err)
     }
     await sleep(Math.min(100 * 2 ** attempt, 1000))
   }

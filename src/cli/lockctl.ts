@@ -4,10 +4,10 @@
  * --url, API key from LOCK_SERVICE_KEY or --key (sent as a Bearer token, never printed).
  */
 import { parse } from './args.js'
-import { LockServiceClient } from './client.js'
-import { acquire, list, release, renew, status } from './commands.js'
-import { elect } from './elect.js'
+import { Client } from '@lock-service/client'
+import { acquire, list, release, renew, REQUEST_TIMEOUT_MS, status } from './commands.js'
 import { CliError, EXIT } from './exit.js'
+import { elect } from './elect.js'
 import { leader, observe } from './observe.js'
 import { runLocked } from './run.js'
 
@@ -25,7 +25,7 @@ export async function main(argv: readonly string[], env: Record<string, string |
       print(o.text.trimEnd())
       return EXIT.ok
     }
-    const client = new LockServiceClient(o.url, o.key)
+    const client = new Client({ url: o.url, apiKey: o.key, timeoutMs: REQUEST_TIMEOUT_MS, userAgent: 'lockctl' })
     switch (o.command) {
       case 'run':
         return await runLocked(client, o, warn)

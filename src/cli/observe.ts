@@ -1,9 +1,9 @@
 /** `lockctl leader NAME` (who leads now) and `lockctl observe NAME` (each change, one line each). */
 import { setTimeout as sleep } from 'node:timers/promises'
+import { LockNotFoundError, LockServiceError, TooManyError, BackendUnavailableError, type Client } from '@lock-service/client'
 import type { Options } from './args.js'
-import { AbortedError, errorOf, failure, type LockServiceClient, type Reply, UnreachableError } from './client.js'
-import { call, type Print, REQUEST_TIMEOUT_MS } from './commands.js'
-import { electionPath } from './elect.js'
+import { call, describeAnswer, failure } from './answers.js'
+import type { Print } from './commands.js'
 import { CliError, EXIT } from './exit.js'
 
 /** How long one observe request waits for a change before lockctl asks again. */
@@ -20,13 +20,15 @@ interface Leader {
   remainingMs?: number
 }
 
-export async function leader(client: LockServiceClient, o: Options, print: Print): Promise<number> {
+export async function leader(client: Client, o: Options, print: Print): Promise<number> {
   const context = `leader ${o.lockKey}`
-  const reply = await call(client, context, 'GET', electionPath(o.lockKey), { timeoutMs: REQUEST_TIMEOUT_MS })
-  if (reply.status === 404 && errorOf(reply).error === 'lock_not_found') throw new CliError(EXIT.failed, `${context}: no leader`)
-  if (reply.status !== 200) throw failure(context, reply)
-  const current = leaderOf(context, reply.body)
-  if (current === null) throw new CliError(EXIT.failed, `${context}: no leader (after term ${String(reply.body.term)})`)
+  const info = await call(context, () =>
+    client.elections.inspect(o.lockKey).catch((err: unknown) => {
+      throw err instanceof LockNotFoundError ? new CliError(EXIT.failed, `${context}: no leader`) : err
+    }),
+  )
+  const current = leaderOf(context, info)
+  if (current === null) throw new CliError(EXIT.failed, `${context}: no leader (after term ${info.term})`)
   if (o.json) {
     print(JSON.stringify(current))
   } else {
@@ -48,7 +50,7 @@ interface State {
  * answer: the current state). Unreachable, 503 and 429 are retried (said once per outage); a signal
  * (SIGINT, SIGTERM) ends it with 0.
  */
-export async function observe(client: LockServiceClient, o: Options, print: Print, warn: (line: string) => void): Promise<number> {
+export async function observe(client: Client, o: Options, print: Print, warn: (line: string) => void): Promise<number> {
   const context = `observe ${o.lockKey}`
   const stop = new AbortController()
   const onSignal = (): void => stop.abort()
@@ -58,33 +60,27 @@ export async function observe(client: LockServiceClient, o: Options, print: Prin
   let failing = false
   try {
     while (!stop.signal.aborted) {
-      let reply: Reply
+      let answer: Record<string, unknown>
       try {
-        reply = await client.request('GET', `${electionPath(o.lockKey)}/observe`, {
-          query: shown ? { after: shown.term, revision: shown.revision, wait: `${OBSERVE_WAIT_MS}ms` } : {},
-          timeoutMs: OBSERVE_WAIT_MS + REQUEST_TIMEOUT_MS,
-          signal: stop.signal,
-        })
+        const seen = shown ? { after: shown.term, revision: shown.revision, waitMs: OBSERVE_WAIT_MS } : {}
+        answer = await client.elections.observe(o.lockKey, { ...seen, signal: stop.signal })
       } catch (err) {
-        if (err instanceof AbortedError) break
-        if (!(err instanceof UnreachableError)) throw err
-        failing = say(failing, warn, `lockctl: ${context}: ${err.message}; retrying`)
+        if (stop.signal.aborted) break
+        // A lost connection (status 0), an unavailable service, too many observers: asked again.
+        const transient =
+          err instanceof LockServiceError && (err.status === 0 || err instanceof BackendUnavailableError || err instanceof TooManyError)
+        if (!transient) throw failure(context, err)
+        const why = err.status === 0 ? err.message : describeAnswer(err)
+        failing = say(failing, warn, `lockctl: ${context}: ${why}; retrying`)
         await sleep(RETRY_PAUSE_MS, undefined, { signal: stop.signal }).catch(() => undefined)
         continue
       }
-      if (reply.status === 503 || reply.status === 429) {
-        const err = errorOf(reply)
-        failing = say(failing, warn, `lockctl: ${context}: ${err.message} (${err.error}); retrying`)
-        await sleep(RETRY_PAUSE_MS, undefined, { signal: stop.signal }).catch(() => undefined)
-        continue
-      }
-      if (reply.status !== 200) throw failure(context, reply)
       if (failing) warn(`lockctl: ${context}: observing again`)
       failing = false
       const next: State = {
-        term: numberOf(context, reply.body.term),
-        revision: Number(reply.body.revision ?? 0),
-        leader: leaderOf(context, reply.body),
+        term: numberOf(context, answer.term),
+        revision: Number(answer.revision ?? 0),
+        leader: leaderOf(context, answer),
       }
       // Behind a load balancer, a replica that has not caught up may answer with an older term: it is
       // not printed (terms never go back), and asked again shortly.
@@ -92,7 +88,7 @@ export async function observe(client: LockServiceClient, o: Options, print: Prin
         await sleep(LAGGING_PAUSE_MS, undefined, { signal: stop.signal }).catch(() => undefined)
         continue
       }
-      const line = change(shown, next, reply.body.reason)
+      const line = change(shown, next, answer.reason)
       if (line) print(o.json ? JSON.stringify(line) : text(line))
       shown = next
     }
@@ -139,8 +135,8 @@ function numberOf(context: string, v: unknown): number {
   return v
 }
 
-function leaderOf(context: string, body: Record<string, unknown>): Leader | null {
-  const l = body.leader
+function leaderOf(context: string, body: object): Leader | null {
+  const l = (body as { leader?: unknown }).leader
   if (l === null || l === undefined) return null
   const { candidate, value, term } = l as Record<string, unknown>
   if (typeof candidate !== 'string' || typeof term !== 'number' || (value !== null && value !== undefined && typeof value !== 'string'))

@@ -2,12 +2,12 @@ import { spawn } from 'node:child_process'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Options } from './args.js'
-import { parseDuration } from '../contract/duration.js'
-import { AbortedError, errorOf, failure, unreachable, UnreachableError, type LockServiceClient, type Grant } from './client.js'
-import { call, describeHold, holdPath, REQUEST_TIMEOUT_MS, requestGrant } from './commands.js'
+import { LockServiceError, type Client } from '@lock-service/client'
+import { call, describeAnswer, failure } from './answers.js'
+import { describeHold, REQUEST_TIMEOUT_MS, requestGrant, routesOf, ttlMsOf, type AnyGrant } from './commands.js'
 import { CliError, EXIT } from './exit.js'
 import { Keeper, watchHold } from './keeper.js'
-import { LOST_RELEASE_BUDGET_MS, releaseHold, renewOnce, type Lease, type Lost, type Renewal, type Run } from './lease.js'
+import { LOST_RELEASE_BUDGET_MS, releaseHold, renewOnce, type Lease, type LeaseGrant, type Lost, type Renewal, type Run } from './lease.js'
 import { signalExitCode, Signals } from './signals.js'
 
 /** Bound on closing the run's session at the end. */
@@ -25,8 +25,9 @@ export interface Ended {
  * LOCK_TOKEN in its environment, renew every third of the validity, stop CMD when the lock is lost,
  * release when CMD exits. Resolves to lockctl's exit code.
  */
-export async function runLocked(client: LockServiceClient, o: Options, warn: (line: string) => void): Promise<number> {
-  const run: Run = { client, path: holdPath(o.mode, o.lockKey), context: `run ${describeHold(o)}`, warn, key: o.lockKey, kind: o.mode }
+export async function runLocked(client: Client, o: Options, warn: (line: string) => void): Promise<number> {
+  const routes = routesOf(client, o.mode)
+  const run: Run = { client, routes, context: `run ${describeHold(o)}`, warn, key: o.lockKey, kind: o.mode }
   const signals = new Signals(run)
   try {
     let lease: Lease
@@ -34,7 +35,7 @@ export async function runLocked(client: LockServiceClient, o: Options, warn: (li
       Object.assign(run, await openSession(run, o, signals.interrupted))
       lease = await acquire(run, o, signals.interrupted)
     } catch (err) {
-      if (!(err instanceof AbortedError)) throw err
+      if (!signals.interrupted.aborted) throw err
       warn(`lockctl: ${run.context}: interrupted by ${signals.first} while acquiring`)
       return signalExitCode(signals.first)
     }
@@ -52,24 +53,21 @@ export async function runLocked(client: LockServiceClient, o: Options, warn: (li
  * its own, as before.
  */
 export async function openSession(run: Run, o: Options, interrupted: AbortSignal): Promise<Pick<Run, 'session' | 'sessionTtlMs'>> {
-  const ttlMs = o.ttl === undefined ? undefined : parseDuration(o.ttl)
-  const reply = await call(run.client, run.context, 'POST', '/sessions', {
-    body: { ...(ttlMs === undefined ? {} : { ttlMs }), ...(o.owner === undefined ? {} : { owner: o.owner }) },
-    timeoutMs: REQUEST_TIMEOUT_MS,
-    signal: interrupted,
-  })
-  if (reply.status === 201 && typeof reply.body.id === 'string' && typeof reply.body.ttlMs === 'number') {
-    return { session: reply.body.id, sessionTtlMs: reply.body.ttlMs }
-  }
-  if (reply.status === 404 && errorOf(reply).error === 'route_not_found') return {}
-  throw failure(run.context, reply)
+  const ttlMs = ttlMsOf(o)
+  const open = () =>
+    run.client.sessions.open({ ttlMs, owner: o.owner }).catch((err: unknown) => {
+      if (err instanceof LockServiceError && err.code === 'route_not_found') return undefined
+      throw err
+    })
+  const opened = await call(run.context, open, interrupted)
+  return opened ? { session: opened.id, sessionTtlMs: opened.ttlMs } : {}
 }
 
 /** Ends the run's session (best effort: it lapses by itself otherwise). */
 export async function closeSession(run: Run): Promise<void> {
   if (run.session === undefined) return
   try {
-    await run.client.request('DELETE', `/sessions/${run.session}`, { timeoutMs: SESSION_CLOSE_BUDGET_MS })
+    await run.client.sessions.close(run.session, { timeoutMs: SESSION_CLOSE_BUDGET_MS })
   } catch {
     // it lapses within its TTL
   }
@@ -84,7 +82,7 @@ async function acquire(run: Run, o: Options, interrupted: AbortSignal): Promise<
   // A wait in line may outlast the session's TTL: it is kept alive meanwhile.
   const waiting = new AbortController()
   const keepingAlive = run.session === undefined || o.waitMs === 0 ? undefined : keepAliveWhileWaiting(run, waiting.signal)
-  let grant: Grant
+  let grant: AnyGrant
   try {
     grant = await requestGrant(run.client, run.context, o, interrupted, run.session)
   } finally {
@@ -94,7 +92,7 @@ async function acquire(run: Run, o: Options, interrupted: AbortSignal): Promise<
   let ready = false
   try {
     const lease = await reanchor(run, grant, sent, interrupted)
-    if (interrupted.aborted) throw new AbortedError('aborted')
+    if (interrupted.aborted) throw new Error('interrupted')
     ready = true
     return lease
   } finally {
@@ -107,7 +105,7 @@ export async function keepAliveWhileWaiting(run: Run, stop: AbortSignal): Promis
   while (!stop.aborted) {
     try {
       await sleep((run.sessionTtlMs ?? 3000) / 3, undefined, { signal: stop })
-      await run.client.request('PUT', `/sessions/${run.session}/keepalive`, { timeoutMs: REQUEST_TIMEOUT_MS, signal: stop })
+      await run.client.sessions.keepalive(run.session ?? '', { timeoutMs: REQUEST_TIMEOUT_MS, signal: stop })
     } catch {
       // stopped, or a failure the acquire itself will meet
     }
@@ -120,15 +118,15 @@ export async function keepAliveWhileWaiting(run: Run, stop: AbortSignal): Promis
  * would leave little of the window, so a renew (which does not wait: its own send time is a close
  * bound) re-anchors it before CMD starts.
  */
-export async function reanchor(run: Run, grant: Grant, sent: number, interrupted: AbortSignal): Promise<Lease> {
+export async function reanchor(run: Run, grant: LeaseGrant, sent: number, interrupted: AbortSignal): Promise<Lease> {
   if (performance.now() - sent <= grant.validityMs / 3) return { grant, deadline: sent + grant.validityMs, validityMs: grant.validityMs }
   const renewSent = performance.now()
   let renewed: Renewal
   try {
     renewed = await renewOnce(run, grant.token, REQUEST_TIMEOUT_MS, interrupted)
   } catch (err) {
-    if (err instanceof UnreachableError) throw unreachable(run.context, err)
-    throw err
+    if (interrupted.aborted) throw err
+    throw failure(run.context, err)
   }
   if (renewed.ok) return { grant, deadline: renewSent + renewed.validityMs, validityMs: renewed.validityMs }
   if (renewed.gone) {
@@ -180,7 +178,7 @@ export async function runCommand(run: Run, o: Options, lease: Lease, signals: Si
 }
 
 /** After CMD: release the lock (if it was kept) and say how it went; resolves to lockctl's exit code. */
-export async function finish(run: Run, grant: Grant, ended: Ended, signals: Signals): Promise<number> {
+export async function finish(run: Run, grant: LeaseGrant, ended: Ended, signals: Signals): Promise<number> {
   if (ended.lost) {
     signals.toGroup('SIGKILL', true) // whatever is left of CMD's group has no lock either
     if (!ended.lost.gone) await releaseHold(run, grant.token, LOST_RELEASE_BUDGET_MS)
@@ -191,16 +189,11 @@ export async function finish(run: Run, grant: Grant, ended: Ended, signals: Sign
     run.warn(`lockctl: ${run.context}: could not release the lock (${why}); it expires within ${grant.ttlMs} ms`)
   if (typeof released === 'string') {
     notReleased(released)
-  } else if (released.status === 404 || released.status === 409) {
-    const err = errorOf(released)
-    run.warn(
-      `lockctl: ${run.context}: lost the lock before CMD finished: ` +
-        `at release the service answered ${released.status} ${err.error} (${err.message})`,
-    )
+  } else if (released instanceof LockServiceError && (released.status === 404 || released.status === 409)) {
+    run.warn(`lockctl: ${run.context}: lost the lock before CMD finished: at release the service answered ${describeAnswer(released)}`)
     return EXIT.lockLost
-  } else if (released.status !== 200) {
-    const err = errorOf(released)
-    notReleased(`${released.status} ${err.error}: ${err.message}`)
+  } else if (released instanceof LockServiceError) {
+    notReleased(`${released.status} ${released.code}: ${released.message}`)
   }
   return ended.code ?? signalExitCode(ended.signal)
 }

@@ -12,6 +12,8 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError | ServiceError, request, reply) => {
     const error = toServiceError(err)
     if (error.status >= 500 && error.code === 'internal_error') request.log.error({ err }, 'unexpected error')
+    // An error thrown by an onRequest hook that runs before the one setting it (auth's 401) has none yet.
+    reply.header('x-request-id', request.id)
     return sendError(reply, error)
   })
 

@@ -222,7 +222,7 @@ t.test('observe behind a round-robin load balancer, one instance cut off from Re
   observer.child.kill('SIGTERM')
   const done = await observer.done
   t.equal(done.code, 0, done.stderr)
-  t.match(done.stderr, /observe el:balanced: .*\(backend_unavailable\); retrying\n.*observing again/, 'said once per outage')
+  t.match(done.stderr, /observe el:balanced: 503 backend_unavailable .*; retrying\n.*observing again/, 'said once per outage')
   const printed = done.stdout.trim().split('\n')
   const terms = printed.map((l) => Number(/term=(\d+)/.exec(l)?.[1]))
   t.ok(

@@ -69,6 +69,20 @@ t.test('large replies pass intact (backpressure)', async (t) => {
   t.equal((await client.get('big'))?.length, value.length)
 })
 
+t.test('dropNextResponse(): the request reaches the target, its answer is dropped with the connection, once', async (t) => {
+  const redis = await startRedis({ t })
+  const proxy = await startProxy({ port: redis.port }, { t })
+  const check = redis.client()
+  t.teardown(() => check.disconnect())
+  const a = await connect(proxy.port)
+  proxy.dropNextResponse()
+  t.equal(await a.send('SET dropped yes\r\n'), 'closed', 'the client sees its connection close, not the answer')
+  t.equal(await check.get('dropped'), 'yes', 'the request itself reached the target')
+  const b = await connect(proxy.port)
+  t.same(await b.send('PING\r\n'), { reply: '+PONG' }, 'only one answer is dropped')
+  b.destroy()
+})
+
 t.test("'reset' drops open connections and refuses new ones until heal()", async (t) => {
   const redis = await startRedis({ t })
   const proxy = await startProxy({ port: redis.port }, { t })
