@@ -15,7 +15,7 @@ import type { Watchers } from '../locks/watch.js'
 import { authorizeAdmin, authorizeKey } from './auth.js'
 import { sendError } from './errors.js'
 import { clientGone } from './holds.js'
-import { tokenHeaders } from './schemas/common.js'
+import { noQuery, tokenHeaders } from './schemas/common.js'
 import {
   campaignSchemas,
   electionListSchema,
@@ -283,7 +283,7 @@ export async function electionRoutes(fastify: FastifyInstance, options: Election
       operationId: 'inspectElection',
       tags: ['elections'],
       params: electionParams,
-      querystring: proclaimSchemas.querystring,
+      querystring: noQuery,
       response: { 200: electionStateSchema, ...errorResponses([400, 401, 403, 404, 503]) },
     },
     handler: async (request) => {

@@ -71,6 +71,8 @@ class Feed {
   readonly listeners = new Set<(e: FeedEvent) => void>()
   state: Observed | undefined
   error: ServiceError | undefined
+  /** The leader hold id pushes reach this feed by (ElectionFeeds.trackHold). */
+  trackedHoldId: string | undefined
   /** Since when (performance.now()) the election has had no leader, while it has none. */
   leaderlessSince: number | undefined
   private leader: (Leader & { expiresAt: number }) | undefined
@@ -296,7 +298,7 @@ export class ElectionFeeds {
   forget(feed: Feed): void {
     if (this.feeds.get(feed.name) === feed) this.feeds.delete(feed.name)
     if (this.byId.get(feed.electionId) === feed) this.byId.delete(feed.electionId)
-    for (const [id, f] of this.byId) if (f === feed) this.byId.delete(id)
+    if (feed.trackedHoldId !== undefined && this.byId.get(feed.trackedHoldId) === feed) this.byId.delete(feed.trackedHoldId)
   }
 
   /**
@@ -343,9 +345,13 @@ export class ElectionFeeds {
     return { feed: following, stop }
   }
 
+  /** The leader's hold id names this feed (the previous leader's no longer does: its hold is gone). */
   private trackHold(feed: Feed): void {
     const id = feed.holdId
-    if (id !== undefined && this.feeds.get(feed.name) === feed) this.byId.set(id, feed)
+    if (id === feed.trackedHoldId || this.feeds.get(feed.name) !== feed) return
+    if (feed.trackedHoldId !== undefined) this.byId.delete(feed.trackedHoldId)
+    feed.trackedHoldId = id
+    if (id !== undefined) this.byId.set(id, feed)
   }
 
   /**

@@ -1,11 +1,11 @@
 import type { Config } from '../config.js'
 import { fail } from '../errors.js'
-import type { Quorum } from '../redis/quorum.js'
+import type { Quorum, Tally } from '../redis/quorum.js'
 import { ReplyCode } from '../redis/scripts.js'
 import { electionKeys, type ElectionKeys } from './keys.js'
 import { electionStampScript, type ElectionStampInput, type TermRecord } from './scripts/election_stamp.js'
 import { electionStateScript, type ElectionStateReply } from './scripts/election_state.js'
-import { backendUnavailable, countedValues, majorityFloor, notHeld, settledByCounted, settledByMajority } from './votes.js'
+import { backendUnavailable, countedValues, majorityFloor, notHeld, settledByMajority } from './votes.js'
 
 /** An election's leader as a majority of nodes has it (never its token). */
 export interface Leader {
@@ -96,7 +96,7 @@ export class Elections {
    */
   async state(name: string, watch = false): Promise<ElectionState> {
     const keys = this.keys(name)
-    const tally = await this.quorum.ask((node) => node.call(electionStateScript, keys.all, { watch }), settledByCounted)
+    const tally = await this.quorum.ask((node) => node.call(electionStateScript, keys.all, { watch }), settledOnLeader)
     const counted = countedValues(tally)
     const majority = tally.majority
     if (counted.length < majority) throw backendUnavailable(this.quorum, tally, 'no_majority')
@@ -126,6 +126,27 @@ export class Elections {
 }
 
 type Leading = Extract<ElectionStateReply, { code: typeof ReplyCode.LEADING }>
+
+/**
+ * For a look at an election: settled once the answers in decide who leads — a majority names the same
+ * leader's hold, or too many name none (or another) for any hold to have a majority. Not merely once a
+ * majority answered: a node a grant has not reached would make a leader look absent.
+ */
+function settledOnLeader(t: Tally<ElectionStateReply>): boolean {
+  const counted = countedValues(t)
+  const byHold = new Map<string, number>()
+  let best = 0
+  for (const r of counted) {
+    if (r.code !== ReplyCode.LEADING) continue
+    const id = `${r.holdId}|${r.term}`
+    const n = (byHold.get(id) ?? 0) + 1
+    byHold.set(id, n)
+    best = Math.max(best, n)
+  }
+  if (best >= t.majority) return true
+  // The most any one hold can still reach: its answers so far plus every node yet to answer.
+  return best + t.pending < t.majority && counted.length >= t.majority
+}
 
 /** The hold a majority of `leading` answers name (the same hold: its id and term), if any. */
 function leaderOf(leading: readonly Leading[], majority: number): Leader | null {

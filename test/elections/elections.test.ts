@@ -59,6 +59,26 @@ t.test('observe: a stream that may have missed something says resync; terms neve
   })
 })
 
+t.test('resign after the term lapsed: 404 lock_not_found, and no key left behind but the term counters', async (t) => {
+  const redis = await startRedis({ t })
+  const { address } = await startListening(t, [redis.url], { logLevel: 'error' })
+  const lead = leadershipSchema.parse(
+    (await request(address, 'POST', '/elections/lapsed/campaign', { body: { candidate: 'a', ttlMs: 300, value: 'v' } })).body,
+  )
+  await sleep(450)
+  const late = await request(address, 'DELETE', '/elections/lapsed', { token: lead.token })
+  t.equal(late.status, 404)
+  t.match(late.body, { error: 'lock_not_found' })
+  const keys = await redis.keys()
+  t.same(
+    Object.keys(keys).sort(),
+    ['lock-service:elect:{lapsed}:e', 'lock-service:elect:{lapsed}:fence'],
+    'only the term counter and the terms begun, which outlive every term on purpose',
+  )
+  t.match(keys['lock-service:elect:{lapsed}:e'], /^hash\|\d+\|/, 'and they expire')
+  t.match(keys['lock-service:elect:{lapsed}:fence'], /^string\|\d+\|/)
+})
+
 t.test('API keys: prefixes apply to election names; listing and force-release need an admin key', async (t) => {
   const redis = await startRedis({ t })
   const keys = [

@@ -50,3 +50,25 @@ t.test('a term needs a majority, and terms keep rising as the majority changes',
   )
   t.equal(new Set(terms).size, terms.length, 'strictly')
 })
+
+t.test('a leader granted on a bare majority is shown, whichever nodes answer first', async (t) => {
+  const nodes = await startRedisCluster(3, { t })
+  const { app } = await startApp(
+    t,
+    nodes.map((n) => n.url),
+    { nodeTimeoutMs: 250, logLevel: 'error' },
+  )
+  const won = await app.inject({ method: 'POST', url: '/elections/bare/campaign', payload: { candidate: 'two-of-three', ttlMs: 30_000 } })
+  t.equal(won.statusCode, 201)
+  const term = leadershipSchema.parse(won.json()).term
+  // Node 2 loses the hold (as a node the grant missed): it answers every look with no leader.
+  const third = nodes[2]!.client()
+  t.teardown(() => third.quit())
+  t.equal(await third.del('lock-service:elect:{bare}'), 1)
+  let shown = 0
+  for (let i = 0; i < 30; i++) {
+    const res = await app.inject({ url: '/elections/bare' })
+    if (res.statusCode === 200 && (res.json() as { leader: { term: number } | null }).leader?.term === term) shown++
+  }
+  t.equal(shown, 30, 'every look shows the leader (a node without the hold is outvoted, not believed)')
+})
