@@ -21,14 +21,14 @@ export interface EventStream {
   close(): void
 }
 
-export function openEventStream(baseUrl: string, path: string): EventStream {
+export function openEventStream(baseUrl: string, path: string, headers: Record<string, string> = {}): EventStream {
   const events: ReceivedEvent[] = []
   const waiting = new Set<() => void>()
   let resolveStatus: (s: number) => void = () => undefined
   let resolveEnded: () => void = () => undefined
   const status = new Promise<number>((r) => (resolveStatus = r))
   const ended = new Promise<void>((r) => (resolveEnded = r))
-  const req = http.get(new URL(path, baseUrl), { headers: { accept: 'text/event-stream' } }, (res) => {
+  const req = http.get(new URL(path, baseUrl), { headers: { accept: 'text/event-stream', ...headers } }, (res) => {
     resolveStatus(res.statusCode ?? 0)
     let buffer = ''
     res.setEncoding('utf8')

@@ -4,7 +4,16 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import type { Config } from '../config.js'
 import { fail, retryAfterSeconds, ServiceError } from '../errors.js'
 import type { Metrics } from '../metrics.js'
-import type { ElectionFeeds, FeedEvent, Observed } from '../locks/election-feeds.js'
+import {
+  catchUp,
+  isNewer,
+  isOlder,
+  notBefore,
+  type ElectionFeeds,
+  type FeedEvent,
+  type Observed,
+  type Seen,
+} from '../locks/election-feeds.js'
 import type { ElectionState, Elections } from '../locks/elections.js'
 import type { LockEngine } from '../locks/engine.js'
 import { isoTime } from '../locks/iso-time.js'
@@ -317,6 +326,7 @@ export async function electionRoutes(fastify: FastifyInstance, options: Election
       tags: ['elections'],
       params: electionParams,
       querystring: observe.querystring,
+      headers: observe.headers,
       response: { 200: observedSchema, ...errorResponses([400, 401, 403, 429, 503]) },
     },
     handler: async (request, reply) => {
@@ -329,7 +339,14 @@ export async function electionRoutes(fastify: FastifyInstance, options: Election
         const answer = await feeds.observe(name, after, revision, waitMs, gone)
         return observedView(name, answer.state, answer.changed)
       }
-      await streamEvents(request, reply, feeds, name, waitMs)
+      const lastEventId = /^(\d{1,16})\.(\d{1,16})$/.exec(request.headers['last-event-id'] ?? '')
+      const seen: Seen | undefined =
+        after !== undefined
+          ? { after, ...(revision === undefined ? {} : { revision }) }
+          : lastEventId
+            ? { after: Number(lastEventId[1]), revision: Number(lastEventId[2]) }
+            : undefined
+      await streamEvents(request, reply, feeds, name, waitMs, seen)
       return reply
     },
   })
@@ -356,8 +373,10 @@ export async function electionRoutes(fastify: FastifyInstance, options: Election
 
 /**
  * An observer's event stream: the state as it is first (elected or vacant), then each change, until
- * the wait runs out or the client hangs up. A refusal before the first event (the backend cannot
- * answer, too many observers) is answered with its status and JSON body, as for a long poll.
+ * the wait runs out or the client hangs up; never an event older than one sent, or than what the
+ * observer saw (`seen`: after and revision, or Last-Event-ID, from another replica perhaps). A refusal
+ * before the first event (the backend cannot answer, too many observers, this replica is behind what
+ * the observer saw and cannot look) is answered with its status and JSON body, as for a long poll.
  */
 async function streamEvents(
   request: FastifyRequest,
@@ -365,15 +384,21 @@ async function streamEvents(
   feeds: ElectionFeeds,
   name: string,
   waitMs: number,
+  seen: Seen | undefined,
 ): Promise<void> {
   const raw = reply.raw
   reply.hijack()
   let started = false
   let heartbeat: NodeJS.Timeout | undefined
+  // What the observer has been told (or, given after or Last-Event-ID, saw): nothing older is sent.
+  let told = seen
   // Changes before the first event are in the state it shows: never sent after it (an older term).
   const send = (e: FeedEvent) => {
     if (!started) return
-    raw.write(`event: ${e.event}\nid: ${e.state.term}.${e.state.revision}\ndata: ${JSON.stringify(eventData(e))}\n\n`)
+    const state = notBefore(e.state, told)
+    if (e.event !== 'resync' && !isNewer(state, told)) return
+    told = { after: state.term, revision: state.leader ? state.revision : 0 }
+    raw.write(`event: ${e.event}\nid: ${state.term}.${state.revision}\ndata: ${JSON.stringify(eventData({ ...e, state }))}\n\n`)
   }
   let status = 200
   let stop: (() => void) | undefined
@@ -383,6 +408,7 @@ async function streamEvents(
   try {
     const following = await feeds.follow(name, send)
     stop = following.stop
+    if (seen && isOlder(following.feed.state as Observed, seen)) await catchUp(following.feed)
     raw.writeHead(200, {
       'content-type': 'text/event-stream',
       'cache-control': 'no-cache',
@@ -391,7 +417,9 @@ async function streamEvents(
     })
     heartbeat = setInterval(() => raw.write(': still observing\n\n'), HEARTBEAT_MS)
     started = true
-    send(currentEvent(following.feed.state as Observed))
+    const first = currentEvent(notBefore(following.feed.state as Observed, seen))
+    told = undefined
+    send(first)
     const timer = setTimeout(() => end?.(), waitMs)
     const parked = () => end?.()
     feeds.onStop(parked)

@@ -52,11 +52,50 @@ function vacancyOf(pushed: string): VacancyReason | undefined {
   return undefined
 }
 
-/** Whether `state` is still what an observer that saw `after` (a term) and `revision` saw. */
-export function sameAsSeen(state: Observed, after: number | undefined, revision: number | undefined): boolean {
-  if (after === undefined || after !== state.term) return false
-  if (!state.leader) return revision === 0
-  return revision === undefined || revision === state.revision
+/** What an observer saw: a term (`after`) and, when known, the revision (0: no leader after that term). */
+export interface Seen {
+  after: number
+  revision?: number
+}
+
+/**
+ * Whether `state` is newer than what the observer saw. States are ordered: term T's leader at revision
+ * 1, 2, …, then no leader after term T, then anything of a greater term. `revision` absent: the
+ * observer saw term T's leader (at any revision).
+ */
+export function isNewer(state: Observed, seen: Seen | undefined): boolean {
+  if (!seen) return true
+  if (state.term !== seen.after) return state.term > seen.after
+  if (!state.leader) return seen.revision !== 0
+  if (seen.revision === undefined || seen.revision === 0) return false
+  return state.revision > seen.revision
+}
+
+/** Whether `state` is older than what the observer saw (the order of isNewer). */
+export function isOlder(state: Observed, seen: Seen | undefined): boolean {
+  if (!seen) return false
+  if (state.term !== seen.after) return state.term < seen.after
+  if (!state.leader) return false
+  if (seen.revision === 0) return true
+  return seen.revision !== undefined && state.revision < seen.revision
+}
+
+/**
+ * A feed behind what an observer saw (from another replica) looks again; if it cannot read the
+ * election, the observer is not told an older state, nor a guess: 503.
+ */
+export async function catchUp(feed: { refresh(): Promise<void>; error: ServiceError | undefined }): Promise<void> {
+  await feed.refresh()
+  if (feed.error) throw feed.error
+}
+
+/**
+ * `state` as told to an observer that saw `seen`: never a term below the one it saw (another replica
+ * told it that term; this one, reading nodes that have lost it, shows no leader after it instead).
+ */
+export function notBefore(state: Observed, seen: Seen | undefined): Observed {
+  if (!seen || state.term >= seen.after) return state
+  return { term: seen.after, revision: 0, leader: null }
 }
 
 /**
@@ -70,6 +109,7 @@ export function sameAsSeen(state: Observed, after: number | undefined, revision:
 class Feed {
   readonly listeners = new Set<(e: FeedEvent) => void>()
   state: Observed | undefined
+  /** Why the latest look could not read the election (undefined: it could). */
   error: ServiceError | undefined
   /** The leader hold id pushes reach this feed by (ElectionFeeds.trackHold). */
   trackedHoldId: string | undefined
@@ -80,6 +120,8 @@ class Feed {
   private wake: (() => void) | undefined
   private poked = false
   private resyncNeeded = false
+  /** Told when the look under way (or the next) is done (refresh). */
+  private afterLook: (() => void)[] = []
   private readonly firstLook: Promise<void>
   private settleFirst: (() => void) | undefined
 
@@ -111,6 +153,17 @@ class Feed {
     this.poke()
   }
 
+  /**
+   * Resolves after the next look (made at once), whether or not it could read the election; then
+   * `error` says whether it could not.
+   */
+  refresh(): Promise<void> {
+    return new Promise((resolve) => {
+      this.afterLook.push(resolve)
+      this.poke()
+    })
+  }
+
   /** A push may have been missed (the subscription reconnected): the next look is told as a resync. */
   resync(): void {
     this.resyncNeeded = true
@@ -124,18 +177,21 @@ class Feed {
         const resync = this.resyncNeeded
         this.resyncNeeded = false
         let look: ElectionState
+        const told = this.afterLook.splice(0)
         try {
           look = await this.feeds.elections.state(this.name, true)
         } catch (err) {
+          for (const done of told) done()
           // Unknown meanwhile: once it can be read again, observers are told the state afresh.
           if (this.state) this.resyncNeeded = true
-          else this.error = err instanceof ServiceError ? err : fail.backendUnavailable('the election could not be read', {})
+          this.error = err instanceof ServiceError ? err : fail.backendUnavailable('the election could not be read', {})
           this.settleFirst?.()
           await this.sleep(RETRY_MS)
           continue
         }
         this.error = undefined
         this.apply(look, resync)
+        for (const done of told) done()
         this.settleFirst?.()
         this.settleFirst = undefined
         const leader = look.leader
@@ -145,6 +201,7 @@ class Feed {
     } finally {
       this.feeds.forget(this)
       this.settleFirst?.()
+      for (const done of this.afterLook.splice(0)) done()
     }
   }
 
@@ -335,7 +392,8 @@ export class ElectionFeeds {
       this.metrics.electionObservers.set(this.observers)
       if (following.listeners.size === 0) following.poke()
     }
-    if (fresh) void following.run()
+    // run() settles its own looks' errors; anything else ends the feed (its observers time out), never the process.
+    if (fresh) following.run().catch(() => undefined)
     await following.ready()
     this.trackHold(following)
     if (!following.state) {
@@ -366,7 +424,8 @@ export class ElectionFeeds {
     gone?: ClientGone,
   ): Promise<ObserveAnswer> {
     let wake: (() => void) | undefined
-    let changed = false
+    /** An event came while waiting (set by the listener, cleared before each wait). */
+    let changed: boolean | undefined
     const { feed, stop } = await this.follow(name, () => {
       changed = true
       wake?.()
@@ -375,20 +434,31 @@ export class ElectionFeeds {
     this.parked.add(parked)
     gone?.listen(parked)
     try {
-      const first = feed.state as Observed
-      if (!sameAsSeen(first, after, revision)) return { state: first, changed: true }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, waitMs)
-        wake = () => {
-          clearTimeout(timer)
-          resolve()
-        }
-        if (changed || gone?.gone || this.stopping) wake()
-      })
-      if (gone?.gone) throw fail.clientGone()
-      if (this.stopping && !changed) throw fail.shuttingDown()
-      const state = feed.state ?? first
-      return { state, changed: !sameAsSeen(state, after, revision) }
+      const seen = after === undefined ? undefined : { after, ...(revision === undefined ? {} : { revision }) }
+      // Another replica may have told the caller more than this one's feed has seen yet: look again first.
+      if (isOlder(feed.state as Observed, seen)) await catchUp(feed)
+      const first = notBefore(feed.state as Observed, seen)
+      if (isNewer(first, seen)) return { state: first, changed: true }
+      const deadline = performance.now() + waitMs
+      // Until the state is newer than what the caller saw (a resync that changes nothing waits on).
+      for (let left = waitMs; left > 0; left = deadline - performance.now()) {
+        changed = false
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, left)
+          wake = () => {
+            clearTimeout(timer)
+            resolve()
+          }
+          if (gone?.gone || this.stopping) wake()
+        })
+        wake = undefined
+        if (gone?.gone) throw fail.clientGone()
+        const state = notBefore(feed.state ?? first, seen)
+        if (isNewer(state, seen)) return { state, changed: true }
+        if (this.stopping) throw fail.shuttingDown()
+        if (!changed) break
+      }
+      return { state: notBefore(feed.state ?? first, seen), changed: false }
     } finally {
       this.parked.delete(parked)
       stop()

@@ -26,7 +26,10 @@ export interface Leader {
 /** An election: its leader or none, those in line, and the terms begun. */
 export interface ElectionState {
   leader: Leader | null
-  /** The leader's term; with no leader, the latest term a majority has begun (0: none remembered). */
+  /**
+   * The leader's term; with no leader, the latest term a majority has begun (0: none remembered), or
+   * below a term being begun.
+   */
   term: number
   candidates: number
   transitions: number
@@ -110,11 +113,15 @@ export class Elections {
     if (leader) return { leader, term: leader.term, candidates, transitions, pendingMs: 0 }
     // A hold some nodes have without a majority (an attempt under way, or one that failed) lapses by itself.
     const pendingMs = Math.max(0, ...counted.map((r) => (r.code === ReplyCode.VACANT ? r.pendingMs : r.remainingMs)))
-    const term = majorityFloor(
+    const latest = majorityFloor(
       counted.map((r) => (r.code === ReplyCode.VACANT ? r.lastTerm : r.term)),
       majority,
     )
-    return { leader: null, term, candidates, transitions, pendingMs }
+    // A term being begun (granted, its record not yet made, or held without a majority) is not over:
+    // with no leader, the term shown stays below it, so that its leader, once shown, is newer.
+    const starting = counted.flatMap((r) => (r.code === ReplyCode.VACANT ? (r.pendingTerm > 0 ? [r.pendingTerm] : []) : [r.term]))
+    const term = starting.length > 0 ? Math.min(latest, Math.min(...starting) - 1) : latest
+    return { leader: null, term: Math.max(0, term), candidates, transitions, pendingMs }
   }
 
   /** GET /elections/:name: 404 when it has neither a leader nor candidates. */

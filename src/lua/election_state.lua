@@ -11,10 +11,10 @@
 -- Returns  { LEADING, term, remainingMs, revision, sinceMs, candidates, transitions, holdId, bound, candidate, value }
 --            holdId: sha1("<KEYS[1]>|<token>"), the id include/lost.lua pushes when the hold goes;
 --            bound: 1 when the hold is bound to a session; candidates: those waiting in line
---          { VACANT, lastTerm, candidates, transitions, pendingMs }
+--          { VACANT, lastTerm, candidates, transitions, pendingMs, pendingTerm }
 --            lastTerm: the fence counter (the latest term begun, 0 when none is remembered);
---            pendingMs: a hold granted whose term has no record yet (election_stamp.lua follows its
---            grant) lapses in this many ms; 0 when there is none
+--            pendingMs, pendingTerm: a hold granted whose term has no record yet (election_stamp.lua
+--            follows its grant) lapses in this many ms, and its fence; 0 and 0 when there is none
 
 local now = now_ms()
 local h = redis.call('HMGET', KEYS[1], 'w', 'wf', 'we', 'wr', 'ws', 'wo', 'wx', 'wb')
@@ -30,6 +30,6 @@ if h[1] and expires > now and h[5] then
     h[6] or '', h[7] or '',
   }
 end
-local pending = 0
-if h[1] and expires > now then pending = expires - now end
-return { VACANT, tonumber(redis.call('GET', KEYS[3]) or '0'), candidates, transitions, pending }
+local pending, pending_term = 0, 0
+if h[1] and expires > now then pending, pending_term = expires - now, tonumber(h[2]) end
+return { VACANT, tonumber(redis.call('GET', KEYS[3]) or '0'), candidates, transitions, pending, pending_term }

@@ -169,13 +169,20 @@ export function observeSchemas(limits: { maxWatchMs: number }) {
     querystring: z.strictObject({
       after: wholeNumber('after', 0, Number.MAX_SAFE_INTEGER)
         .optional()
-        .describe("The term you saw (an answer's term): answers at once when the election is no longer there; absent: at once"),
+        .describe("The term you saw (an answer's term, from any replica): answers at once when the election has moved on; absent: at once"),
       revision: wholeNumber('revision', 0, Number.MAX_SAFE_INTEGER)
         .optional()
         .describe("With after: the revision you saw (an answer's revision; 0 for no leader), so that a proclaim or a vacancy counts too"),
       wait: durationQuery('wait', 0, limits.maxWatchMs, 'MAX_WATCH_MS')
         .optional()
         .describe('How long to wait for a change (default 30 s, at most MAX_WATCH_MS): 1500, 1500ms, 1.5s, 2m'),
+    }),
+    headers: z.object({
+      'last-event-id': z
+        .string()
+        .regex(/^\d{1,16}\.\d{1,16}$/, 'Last-Event-ID: "<term>.<revision>", an event\'s id')
+        .optional()
+        .describe('An event stream resumed (as EventSource does): the id of the last event seen, as after and revision'),
     }),
   }
 }

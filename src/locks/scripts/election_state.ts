@@ -28,8 +28,9 @@ export type ElectionStateReply =
       lastTerm: number
       candidates: number
       transitions: number
-      /** A granted hold whose term has no record yet lapses in this many ms (0: none). */
+      /** A granted hold whose term has no record yet lapses in this many ms, and its fence (0 and 0: none). */
       pendingMs: number
+      pendingTerm: number
     }
 
 export const electionStateScript: Script<ElectionStateInput, ElectionStateReply> = {
@@ -60,6 +61,7 @@ export const electionStateScript: Script<ElectionStateInput, ElectionStateReply>
           candidates: intAt(s, r, 2),
           transitions: intAt(s, r, 3),
           pendingMs: intAt(s, r, 4),
+          pendingTerm: intAt(s, r, 5, 0),
         }
     }
     throw new ScriptReplyError(s, reply)
