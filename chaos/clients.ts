@@ -13,7 +13,8 @@ import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { CUT_SHARE, type History } from '../harness/history.js'
 import { request, RequestTimeout, type HttpResult } from '../harness/http.js'
-import type { HoldKind, HoldSpec } from './kinds/index.js'
+import type { DelayedEnd, GrantSeen } from './delay-check.js'
+import { MAX_CHAOS_LOCK_DELAY_MS, withLockDelay, type HoldKind, type HoldSpec } from './kinds/index.js'
 import type { ServiceSettings } from './options.js'
 import { stream, type Rng } from './prng.js'
 
@@ -56,6 +57,8 @@ export interface WorkloadStats {
   lost: LostHold[]
   /** grants that arrived after a third of their validity, how many of those a renew re-anchored, and the other renews' answers */
   reanchor: { needed: number; done: number; failed: Record<string, number> }
+  /** for the lock-delay check (delay-check.ts): every grant, and the holds with a delay never released */
+  delay: { grants: GrantSeen[]; ends: DelayedEnd[] }
 }
 
 export interface WorkloadOptions {
@@ -106,6 +109,7 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
     wrongGrants: [],
     lost: [],
     reanchor: { needed: 0, done: 0, failed: {} },
+    delay: { grants: [], ends: [] },
   }
   const budgetMs = (waitMs: number) => waitMs + 3 * o.settings.nodeTimeoutMs + SLACK_MS
   const deadline = o.startedAt + o.durationMs
@@ -127,7 +131,13 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
     const doneAt = performance.now()
     const at = sentAt - o.startedAt
     // A 503 is counted with its reason (no_majority, validity_expired, …): they tell faults apart.
-    const label = res?.status === 503 && res.body.reason !== undefined ? `503 ${String(res.body.reason)}` : String(outcome)
+    // So is a 409 a lock-delay answered (a refusal like lock_held, counted apart to show the delays at work).
+    const label =
+      res?.status === 503 && res.body.reason !== undefined
+        ? `503 ${String(res.body.reason)}`
+        : res?.status === 409 && res.body.error === 'lock_delayed'
+          ? '409 lock_delayed'
+          : String(outcome)
     stats.statuses[op][label] = (stats.statuses[op][label] ?? 0) + 1
     if (op === 'acquire') stats.acquires.push({ at, doneAt: doneAt - o.startedAt, outcome })
     const problem = (what: string) => ({ at, op, path: `${method} ${path}`, replica, what })
@@ -263,10 +273,17 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
     }
 
     const releaseSentAt = behaviour === 'abandon' ? end : performance.now()
-    // Recorded once released: its answer says by when the hold surely ended.
-    const endedAt = behaviour === 'abandon' ? undefined : await release(rng, g.sessionId, spec, token, end, g.sentAt)
     // Times relative to the workload's start, as the fault times in the report are.
     const rel = (t: number) => t - o.startedAt
+    // A hold with a lock-delay that its holder never released: its delay runs from its expiry (after `end`).
+    const unreleased = () => {
+      if (spec.lockDelayMs !== undefined) {
+        stats.delay.ends.push({ ...recorded(spec), start: rel(g.doneAt), end: rel(end), delayMs: spec.lockDelayMs })
+      }
+    }
+    if (behaviour === 'abandon') unreleased()
+    // Recorded once released: its answer says by when the hold surely ended.
+    const endedAt = behaviour === 'abandon' ? undefined : await release(rng, g, end, unreleased)
     o.history.record({
       ...recorded(spec),
       client: story,
@@ -277,20 +294,30 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
       validity: { from: rel(anchor.from), ms: anchor.ms },
       endedBy: rel(Math.min(endedAt ?? Infinity, leaseEnd)),
     })
+    stats.delay.grants.push({ ...recorded(spec), at: rel(g.sentAt), doneAt: rel(g.doneAt) })
   }
 
   /**
    * Releases a hold (a session-bound one by closing its session half the time); resolves to when it
-   * surely ended: the answer's arrival when it says the hold is gone or was released.
+   * surely ended: the answer's arrival when it says the hold is gone or was released. A hold gone by
+   * the time its release came (sent after the window: it lapsed) was not released: `unreleased()`.
    */
-  const release = async (rng: Rng, sessionId: string | undefined, spec: HoldSpec, token: string, end: number, heldSince: number) => {
+  const release = async (
+    rng: Rng,
+    g: { spec: HoldSpec; token: string; sessionId?: string; sentAt: number },
+    end: number,
+    unreleased: () => void,
+  ) => {
+    const { spec, token, sessionId } = g
     if (sessionId && rng.chance(0.5)) {
       const closed = await call(rng, 'session', 'DELETE', `/sessions/${sessionId}`, '')
-      noteIfLost(closed, end, heldSince, 'session', `DELETE /sessions`, closed.res?.status === 404)
+      noteIfLost(closed, end, g.sentAt, 'session', `DELETE /sessions`, closed.res?.status === 404)
+      if (closed.res?.status === 404 && closed.sentAt >= end) unreleased()
       return closed.res && [200, 404].includes(closed.res.status) ? closed.doneAt : undefined
     }
     const released = await call(rng, 'release', 'DELETE', spec.path, token)
-    noteIfLost(released, end, heldSince, 'release', `DELETE ${spec.path}`, notHeld(released))
+    noteIfLost(released, end, g.sentAt, 'release', `DELETE ${spec.path}`, notHeld(released))
+    if (notHeld(released) && released.sentAt >= end) unreleased()
     if (sessionId) await call(rng, 'session', 'DELETE', `/sessions/${sessionId}`, '')
     return released.res && [200, 404, 409].includes(released.res.status) ? released.doneAt : undefined
   }
@@ -300,7 +327,7 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
     const name = `client-${index}`
     for (let attempt = 0; attempt < MAX_ITERATIONS && performance.now() < deadline; attempt++) {
       const kind = rng.pick(o.kinds)
-      const spec = kind.choose(rng, rng.pick(keysOf(kind, o.keysPerKind)))
+      const spec = withLockDelay(rng, kind.choose(rng, rng.pick(keysOf(kind, o.keysPerKind))))
       const ttlMs = rng.int(300, ttlMax)
       const waitMs = rng.chance(0.4) ? rng.int(200, waitMax) : 0
       const behaviour = rng.weighted<Behaviour>([
@@ -373,7 +400,8 @@ function acquireOf(
     return { path: `${spec.path}/campaign`, body }
   }
   const bound = a.sessionId ? `&session=${a.sessionId}` : ''
-  const query = `?ttl=${a.ttlMs}${a.waitMs > 0 ? `&wait=${a.waitMs}` : ''}${spec.acquireQuery ? `&${spec.acquireQuery}` : ''}${bound}`
+  const delay = spec.lockDelayMs === undefined ? '' : `&lockDelay=${spec.lockDelayMs}`
+  const query = `?ttl=${a.ttlMs}${a.waitMs > 0 ? `&wait=${a.waitMs}` : ''}${spec.acquireQuery ? `&${spec.acquireQuery}` : ''}${bound}${delay}`
   return { path: `${spec.path}${query}` }
 }
 
@@ -440,9 +468,10 @@ export async function probeGrantable(o: {
       for (const key of keysOf(kind, o.keysPerKind)) {
         const spec = kind.probe(key)
         let outcome = ''
-        // A 503 on this loaded machine may be a node answering late: try again. A 409 is a finding.
-        for (let tries = 0; tries < PROBE_TRIES && !/^(201|409)/.test(outcome); tries++) {
-          if (tries > 0) await sleep(300)
+        // A 503 on this loaded machine may be a node answering late: try again. A 409 is a finding, but
+        // for a lock-delay still running (at most MAX_CHAOS_LOCK_DELAY_MS after an abandoned hold lapsed).
+        for (let tries = 0; tries < PROBE_TRIES && !/^(201|409(?! lock_delayed))/.test(outcome); tries++) {
+          if (tries > 0) await sleep(outcome.startsWith('409') ? MAX_CHAOS_LOCK_DELAY_MS : 300)
           outcome = await probe(r, url, spec).catch((err: Error) => err.message)
         }
         if (outcome === '201') ok++

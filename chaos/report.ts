@@ -8,6 +8,7 @@ import type { History, Violation, Windows } from '../harness/history.js'
 import type { ClockWatch, Detection } from './clock-watch.js'
 import type { ElectionsOutcome } from './elections.js'
 import type { LostHold, Outcome, Problem, WorkloadStats } from './clients.js'
+import { delayBreaches, type DelayBreach } from './delay-check.js'
 import { faultKinds } from './faults.js'
 import { describeTargets, type FaultRecord } from './nemesis.js'
 import type { Options, ServiceSettings } from './options.js'
@@ -70,6 +71,12 @@ export interface ChaosReport {
    * expired), during a fault that makes a node faulty (it can take holds or votes away), or neither.
    */
   lost: { total: number; answeredLate: number; duringFaults: number; unexplained: LostHold[] }
+  /**
+   * Lock-delay (delay-check.ts): holds with a delay never released, and conflicting grants answered
+   * before such a delay ended — during a node fault (a node restarted empty forgets delays as it
+   * forgets holds) or not.
+   */
+  lockDelay: { unreleased: number; breaches: number; duringFaults: number; unexplained: string[] }
   availability: { duringFaults: Availability; outsideFaults: Availability }
   faults: (FaultRecord & { detection?: Detection })[]
   clockReported: boolean
@@ -165,6 +172,15 @@ export function buildReport(args: {
   const answeredLate = stats.lost.filter((l) => l.doneAt > l.believedUntil)
   const duringFaults = stats.lost.filter((l) => l.doneAt <= l.believedUntil && inNodeFault(l))
   const unexplained = stats.lost.filter((l) => l.doneAt <= l.believedUntil && !inNodeFault(l))
+  const breaches = delayBreaches(stats.delay.ends, stats.delay.grants)
+  const breachInFault = (b: DelayBreach) => nodeFaults.some(([from, to]) => b.held.start <= to && b.grant.doneAt >= from)
+  const delayUnexplained = breaches
+    .filter((b) => !breachInFault(b))
+    .map(
+      (b) =>
+        `${b.held.namespace}/${b.held.key}: a ${b.grant.mode} hold answered at ${secs(b.grant.doneAt)}, within the ${b.held.delayMs} ms ` +
+        `lock-delay of a ${b.held.mode} hold that lapsed unreleased at ${secs(b.held.end)} or later`,
+    )
   const faults: ChaosReport['faults'] = args.faults.map((f) => (f.clock ? { ...f, detection: args.watch.detection(f) } : f))
   const elections = args.elections ? electionsReport(args.elections, args.history, found, during) : undefined
 
@@ -194,6 +210,11 @@ export function buildReport(args: {
     const line = `${unexplained.length} holds lost within their validity with no node fault to explain it (a renew or release answered 404/409)`
     if (scenario.exclusionChecked) violations.push(line)
     else notes.push(`${line} (holds may be lost beyond Redlock's assumptions: reported, not failed)`)
+  }
+  if (delayUnexplained.length > 0) {
+    const line = `${delayUnexplained.length} grants within the lock-delay of a hold that lapsed unreleased, with no node fault to explain it`
+    if (scenario.exclusionChecked) violations.push(line)
+    else notes.push(`${line} (reported, not failed: faults beyond Redlock's assumptions)`)
   }
   if (stats.late.length > 0)
     violations.push(`${stats.late.length} requests answered late or never (over waitMs + 3 × NODE_TIMEOUT_MS + 2 s)`)
@@ -239,6 +260,12 @@ export function buildReport(args: {
     ...(elections ? { elections } : {}),
     wrongGrants: stats.wrongGrants,
     lost: { total: stats.lost.length, answeredLate: answeredLate.length, duringFaults: duringFaults.length, unexplained },
+    lockDelay: {
+      unreleased: stats.delay.ends.length,
+      breaches: breaches.length,
+      duringFaults: breaches.length - delayUnexplained.length,
+      unexplained: delayUnexplained,
+    },
     availability: {
       duringFaults: availability(stats.acquires.filter(inFault)),
       outsideFaults: availability(stats.acquires.filter((a) => !inFault(a))),
@@ -357,6 +384,12 @@ export function formatReport(r: ChaosReport): string {
     `lost while believed held (renew/release 404/409): ${r.lost.total}: ${r.lost.answeredLate} answered after the window ended, ` +
       `${r.lost.duringFaults} during node faults, ${r.lost.unexplained.length} unexplained; wrong grants (fresh token answered 200): ${r.wrongGrants.length}`,
   )
+  const d = r.lockDelay
+  lines.push(
+    `lock-delay: ${d.unreleased} holds with a delay lapsed unreleased; conflicting grants within a delay: ${d.breaches} ` +
+      `(${d.duringFaults} during node faults, ${d.unexplained.length} unexplained)`,
+  )
+  for (const u of d.unexplained.slice(0, EXAMPLES)) lines.push(`  ${u}`)
   const a = r.availability
   lines.push(
     `availability (a fault lasts until ${RECOVERY_MS / 1000} s after its heal, or the node's quarantine or clock probation ends): 503 share of answered acquires during faults ${pct(a.duringFaults.share503)} (${a.duringFaults.unavailable}/${a.duringFaults.acquires - a.duringFaults.connectionErrors}), ` +

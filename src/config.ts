@@ -85,6 +85,7 @@ export const envSchema = z.object({
   MAX_TTL_MS: integer('MAX_TTL_MS', 3_600_000, 100, 86_400_000),
   MAX_WAIT_MS: integer('MAX_WAIT_MS', 60_000, 0, 3_600_000),
   MAX_WATCH_MS: integer('MAX_WATCH_MS', 600_000, 1_000, 3_600_000),
+  MAX_LOCK_DELAY_MS: integer('MAX_LOCK_DELAY_MS', 60_000, 0, 3_600_000),
   MAX_WAITERS: integer('MAX_WAITERS', 10_000, 1, 1_000_000),
   MAX_READERS: integer('MAX_READERS', 1_000, 1, 100_000),
   MAX_SEMAPHORE_LIMIT: integer('MAX_SEMAPHORE_LIMIT', 10_000, 1, 1_000_000),
@@ -249,6 +250,8 @@ export interface Config {
   readonly defaultTtlMs: number
   readonly maxTtlMs: number
   readonly maxWaitMs: number
+  /** Longest lock-delay (lockDelayMs) an acquire or a session may ask for. */
+  readonly maxLockDelayMs: number
   /** The longest a watch may wait (a cheap long poll or stream: longer than an acquire's wait in line). */
   readonly maxWatchMs: number
   readonly maxWaiters: number
@@ -327,6 +330,7 @@ function toConfig(e: Env, auth: Config['auth']): Config {
     defaultTtlMs: e.DEFAULT_TTL_MS,
     maxTtlMs: e.MAX_TTL_MS,
     maxWaitMs: e.MAX_WAIT_MS,
+    maxLockDelayMs: e.MAX_LOCK_DELAY_MS,
     maxWatchMs: e.MAX_WATCH_MS,
     maxWaiters: e.MAX_WAITERS,
     maxReaders: e.MAX_READERS,

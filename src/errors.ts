@@ -74,6 +74,19 @@ export const fail = {
       { key, retryAfterMs },
       retryAfterMs,
     ),
+  /**
+   * Nothing holds it, but a hold ended without its holder's release and its lock-delay runs until
+   * `delayedUntil`; `retryAfterMs` is that time plus jitter (so refused clients do not retry at once).
+   */
+  delayed: (key: string, retryAfterMs: number, delayedUntil: string, kind: Kind = 'lock') =>
+    new ServiceError(
+      'lock_delayed',
+      kind === 'lock'
+        ? `lock "${key}" is in its lock-delay: a hold ended without its holder's release, so no grant until ${delayedUntil}`
+        : `semaphore "${key}" has too few free permits while the lock-delay of a hold that ended unreleased runs (until ${delayedUntil})`,
+      { key, retryAfterMs, delayedUntil },
+      retryAfterMs,
+    ),
   /** A semaphore's limit is fixed while anyone holds or waits: `limit` is the one it has. */
   limitMismatch: (key: string, limit: number) =>
     new ServiceError('limit_mismatch', `semaphore "${key}" has limit ${limit} while anyone holds or waits; ask with that limit`, {

@@ -69,6 +69,19 @@ export function createMetrics() {
       buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60],
       registers: [registry],
     }),
+    lockDelayed: new Counter({
+      name: 'lock_delayed_total',
+      help: "Acquires a lock-delay held back (a hold ended without its holder's release): refused 409 lock_delayed, or kept in line",
+      labelNames: ['mode'] as const,
+      registers: [registry],
+    }),
+    lockDelay: new Histogram({
+      name: 'lock_delay_seconds',
+      help: 'How long the lock-delay an acquire met still had to run when it first met it, by mode',
+      labelNames: ['mode'] as const,
+      buckets: [0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10, 15, 30, 60],
+      registers: [registry],
+    }),
     wakeups: new Counter({
       name: 'lock_wakeups_total',
       help: 'Pushes that reached a waiter on this replica: hand-offs (the lock itself) and wake-ups',
@@ -279,6 +292,8 @@ export function zeroSeries(metrics: Metrics, nodeCount: number, routes: readonly
     for (const outcome of renewOutcomes) metrics.renewals.zero({ mode, outcome })
     for (const outcome of releaseOutcomes) metrics.releases.zero({ mode, outcome })
     for (const outcome of waitOutcomes) metrics.waitDuration.zero({ mode, outcome })
+    metrics.lockDelayed.inc({ mode }, 0)
+    metrics.lockDelay.zero({ mode })
   }
   for (const reason of quorumFailureReasons) metrics.quorumFailures.inc({ reason }, 0)
   for (const outcome of keepaliveOutcomes) metrics.sessionKeepalives.inc({ outcome }, 0)

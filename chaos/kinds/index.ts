@@ -34,6 +34,21 @@ export interface HoldSpec {
    * session, token), the grant's term as its fence, new values proclaimed (PUT `${path}/proclaim`) while leader
    */
   election?: boolean
+  /** The hold's lock-delay (?lockDelay=), for the share of acquires that set one (withLockDelay) */
+  lockDelayMs?: number
+}
+
+/** The share of every kind's acquires that set a lock-delay, and the longest they set. */
+const LOCK_DELAY_SHARE = 0.25
+export const MAX_CHAOS_LOCK_DELAY_MS = 1_000
+
+/**
+ * Lock-delay is a property of any hold: a share of every kind's acquires (a kind added later too) set
+ * one, so the history checker covers holds with a delay and their refusals (409 lock_delayed).
+ */
+export function withLockDelay(rng: Rng, spec: HoldSpec): HoldSpec {
+  if (spec.election) return spec // a campaign takes no lock-delay
+  return rng.chance(LOCK_DELAY_SHARE) ? { ...spec, lockDelayMs: rng.int(50, MAX_CHAOS_LOCK_DELAY_MS) } : spec
 }
 
 export interface HoldKind {

@@ -38,6 +38,7 @@ export function failure(context: string, err: unknown): CliError {
       return new CliError(err.code === 'lock_not_found' ? EXIT.failed : EXIT.protocol, text)
     case 409:
       if (err.code === 'lock_held') return new CliError(EXIT.notObtained, heldText(context, err))
+      if (err.code === 'lock_delayed') return new CliError(EXIT.notObtained, text)
       if (err.code === 'limit_mismatch' || err.code === 'permits_mismatch') return new CliError(EXIT.mismatch, text)
       return new CliError(EXIT.failed, text)
     case 429:

@@ -28,6 +28,8 @@ export interface Options {
   token: string | undefined
   /** run, acquire: the hold's owner label (--owner) */
   owner: string | undefined
+  /** run, acquire: the hold's lock-delay (--lock-delay), passed on as lockDelayMs */
+  lockDelay: string | undefined
   graceMs: number
   prefix: string | undefined
   /** list: print at most this many */
@@ -49,7 +51,7 @@ export interface Help {
 
 /** The option values commander hands over, as checked by the parsers below. */
 type Values = Partial<
-  Record<'url' | 'key' | 'ttl' | 'wait' | 'token' | 'grace' | 'prefix' | 'owner' | 'candidate' | 'value', string> &
+  Record<'url' | 'key' | 'ttl' | 'wait' | 'token' | 'grace' | 'prefix' | 'owner' | 'lockDelay' | 'candidate' | 'value', string> &
     Record<'read' | 'write' | 'rw' | 'semaphore' | 'json' | 'requeue', true> & { limit: number; permits: number }
 >
 
@@ -69,7 +71,8 @@ Exit codes:
   64     usage error (bad arguments, or the service answered 400 invalid_request)
   69     the service is unreachable, timed out, or answered 503
   70     run: the lock was lost while CMD was running; CMD was stopped
-  75     the lock was not obtained: held by someone else (after --wait), or too many waiters
+  75     the lock was not obtained: held by someone else (after --wait), in its lock-delay
+         (409 lock_delayed), or too many waiters
   76     the service answered something unexpected
   77     401 unauthorized / 403 forbidden: the API key is missing, wrong, or not allowed this key
   78     a semaphore's --limit differs from the limit it has while others hold or wait
@@ -182,6 +185,12 @@ function program(out: (text: string) => void, chosen: (command: Command) => void
           matching(ownerRule),
         ),
       )
+      .addOption(
+        new Option(
+          '--lock-delay <duration>',
+          "if the hold ends without lockctl's release (it expired: lockctl was stopped or cut off), nobody gets KEY for this long",
+        ).argParser(duration),
+      )
 
   acquireOptions(
     withKey('run', 'acquire KEY, run CMD while holding it, release it when CMD exits')
@@ -280,6 +289,7 @@ export function parse(argv: readonly string[], env: Record<string, string | unde
     waitMs: v.wait === undefined ? 0 : (parseDuration(v.wait) ?? 0),
     token: v.token,
     owner: acquires ? v.owner : undefined,
+    lockDelay: acquires ? v.lockDelay : undefined,
     graceMs: v.grace === undefined ? DEFAULT_GRACE_MS : (parseDuration(v.grace) ?? DEFAULT_GRACE_MS),
     prefix: v.prefix,
     limit: acquires ? undefined : v.limit,

@@ -12,6 +12,7 @@ export const errorStatus = {
   method_not_allowed: 405,
   request_timeout: 408,
   lock_held: 409,
+  lock_delayed: 409,
   not_owner: 409,
   upgrade_not_supported: 409,
   limit_mismatch: 409,

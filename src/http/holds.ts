@@ -129,6 +129,8 @@ export function registerHoldRoutes(
         waitMs,
         clientGone: waitMs > 0 ? clientGone(reply.raw) : undefined,
         owner: oneOf('owner', request.query.owner, body.owner),
+        // Undefined when not given: a session's acquire then takes the session's; 0 means none.
+        lockDelayMs: oneOf('lockDelay', request.query.lockDelay, body.lockDelayMs),
       }
       // Bound to a session: its lease is the session's (sessions.ts), made by the same engine path.
       const outcome = await observed.acquire(mode, () =>

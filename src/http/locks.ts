@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
-import { fail } from '../errors.js'
+import { fail, type ServiceError } from '../errors.js'
 import { keyParams, noQuery } from './schemas/common.js'
 import { errorResponses } from './schemas/errors.js'
 import { lockListSchema, lockStateSchema, rwInspectQuery, rwLockListSchema, rwLockStateSchema } from './schemas/locks.js'
@@ -26,7 +26,7 @@ export async function lockRoutes(fastify: FastifyInstance, options: HoldRoutesOp
       const key = request.params.key
       authorizeKey(request, key)
       const state = await options.engine.inspect('lock', key)
-      if (!state.writer) throw fail.notFound(key, `lock "${key}" is not held`)
+      if (!state.writer) throw notHeld(key, `lock "${key}" is not held`, state)
       return exclusiveView(key, state.writer, state)
     },
   })
@@ -43,7 +43,19 @@ export async function lockRoutes(fastify: FastifyInstance, options: HoldRoutesOp
 }
 
 function exclusiveView(key: string, writer: NonNullable<LockState['writer']>, state: LockState) {
-  return { key, mode: 'exclusive' as const, ...writer, waiters: state.waiters, ...ownerOf(state, writer.fence) }
+  return { key, mode: 'exclusive' as const, ...writer, waiters: state.waiters, ...ownerOf(state, writer.fence), ...delayOf(state) }
+}
+
+/** `{ delayedUntil }` while a lock-delay runs (a majority says so); else nothing. */
+export function delayOf(state: LockState): { delayedUntil?: string } {
+  return state.delayedMs > 0 ? { delayedUntil: new Date(Date.now() + state.delayedMs).toISOString() } : {}
+}
+
+/** Inspect's 404: nothing is held; while a lock-delay runs, it says until when. */
+export function notHeld(key: string, message: string, state: LockState): ServiceError {
+  const delay = delayOf(state)
+  if (!delay.delayedUntil) return fail.notFound(key, message)
+  return fail.withDetails(fail.notFound(key, `${message}; its lock-delay runs until ${delay.delayedUntil}`), delay)
 }
 
 function rwView(key: string, state: LockState) {
@@ -59,6 +71,7 @@ function rwView(key: string, state: LockState) {
     writerWaiting: state.writerWaiting,
     waiters: state.waiters,
     ...ownersOf(state),
+    ...delayOf(state),
   }
 }
 
@@ -92,7 +105,7 @@ export async function rwlockRoutes(fastify: FastifyInstance, options: HoldRoutes
       authorizeKey(request, key)
       if (request.query.readers) authorizeAdmin(request, 'inspect read holds', { key })
       const state = await options.engine.inspect('rw', key, request.query.readers === true)
-      if (!state.writer && state.readers === 0) throw fail.notFound(key, `read-write lock "${key}" is not held`)
+      if (!state.writer && state.readers === 0) throw notHeld(key, `read-write lock "${key}" is not held`, state)
       return rwView(key, state)
     },
   })

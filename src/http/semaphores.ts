@@ -1,11 +1,10 @@
 import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
-import { fail } from '../errors.js'
 import type { LockState } from '../locks/types.js'
 import { authorizeAdmin, authorizeKey } from './auth.js'
 import { registerHoldRoutes, type HoldRoutesOptions } from './holds.js'
 import { registerListing } from './listing.js'
-import { ownerOf, ownersOf } from './locks.js'
+import { delayOf, notHeld, ownerOf, ownersOf } from './locks.js'
 import { keyParams } from './schemas/common.js'
 import { errorResponses } from './schemas/errors.js'
 import { semaphoreInspectQuery, semaphoreListSchema, semaphoreStateSchema } from './schemas/semaphores.js'
@@ -19,6 +18,7 @@ function semaphoreView(key: string, state: LockState) {
     holders: state.readers,
     waiters: state.waiters,
     ...ownersOf(state),
+    ...delayOf(state),
     ...(state.readerHolds
       ? {
           holds: state.readerHolds.map(({ fence, permits, remainingMs, holdCount }) => ({
@@ -52,7 +52,7 @@ export async function semaphoreRoutes(fastify: FastifyInstance, options: HoldRou
       authorizeKey(request, key)
       if (request.query.holds) authorizeAdmin(request, 'inspect semaphore holds', { key })
       const state = await options.engine.inspect('sem', key, request.query.holds === true)
-      if (state.readers === 0 && state.waiters === 0) throw fail.notFound(key, `semaphore "${key}" has no holders and no waiters`)
+      if (state.readers === 0 && state.waiters === 0) throw notHeld(key, `semaphore "${key}" has no holders and no waiters`, state)
       return semaphoreView(key, state)
     },
   })

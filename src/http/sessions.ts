@@ -42,7 +42,7 @@ export async function sessionRoutes(fastify: FastifyInstance, { config, sessions
     },
     handler: async (request, reply) => {
       const body = request.body ?? {}
-      const opened = await sessions.open(sessionOwnerKey(request), body.ttlMs ?? config.defaultTtlMs, body.owner)
+      const opened = await sessions.open(sessionOwnerKey(request), body.ttlMs ?? config.defaultTtlMs, body.owner, body.lockDelayMs ?? 0)
       return reply.code(201).send(opened)
     },
   })

@@ -6,6 +6,7 @@ import { ReplyCode } from '../redis/scripts.js'
 import { sequentialIds } from '../random.js'
 import { fenceHint } from './fence-hint.js'
 import { grantOf } from './grant.js'
+import { noteDelayed } from './lock-delay.js'
 import type { LockKeys } from './keys.js'
 import { keysOf, type LockContext } from './lock-context.js'
 import { acquireScript, type AcquireInput, type AcquireReply, type Held } from './scripts/acquire.js'
@@ -52,6 +53,7 @@ export async function acquireOnce(ctx: LockContext, req: AcquireRequest): Promis
     return first.grant
   }
   if (req.waitMs && first.retry) throw ctx.room.noRoom()
+  if (first.error.code === 'lock_delayed') noteDelayed(ctx.metrics, req.mode, first.error)
   return withOwners(first.error, first.held)
 }
 
@@ -82,6 +84,7 @@ export async function attempt(ctx: LockContext, req: AcquireRequest, waiter?: Wa
     proposal: '',
     owner: req.owner ?? '',
     sessionRef: req.sessionRef ?? '',
+    lockDelayMs: req.lockDelayMs ?? 0,
   }
   // A waiter notes each node's answer as it comes (also after the vote settled): what dates the
   // hand-offs it may be pushed next.
@@ -116,7 +119,8 @@ export async function attempt(ctx: LockContext, req: AcquireRequest, waiter?: Wa
     rollback(ctx, keys, hold, req.token, attemptId, proposal === undefined ? tally : undefined)
     const held = heldReplies(tally)
     const error = refusal(quorum, tally, held, req.key, kindOf(req.mode), config)
-    if (error.code !== 'lock_held') return refused(error)
+    // Held, or free but for a lock-delay: a waiter sleeps until the holds or the delay lapse, or a push.
+    if (error.code !== 'lock_held' && error.code !== 'lock_delayed') return refused(error)
     const split = held.length < tally.majority
     return refused(error, true, Math.min(...held.map((r) => r.wakeInMs)), split, held)
   }

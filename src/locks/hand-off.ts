@@ -4,6 +4,7 @@ import type { RedisNode } from '../redis/node.js'
 import { ReplyCode } from '../redis/scripts.js'
 import { attempt, commitFence, rollback, withOwners, type Won } from './attempt.js'
 import { grantOf } from './grant.js'
+import { noteDelayed } from './lock-delay.js'
 import type { LockKeys } from './keys.js'
 import { keysOf, type LockContext } from './lock-context.js'
 import { holdLabelScript } from './scripts/hold_label.js'
@@ -27,6 +28,7 @@ export async function acquireWaiting(ctx: LockContext, req: AcquireRequest, wait
   const waiter = room.park(keysOf(ctx, req.mode, req.key).keys, req.clientGone)
   let won: Won | undefined
   let waited = false
+  let delayed = false
   let result: 'granted' | 'timeout' | 'cancelled' = 'cancelled'
   try {
     while (!won) {
@@ -36,6 +38,10 @@ export async function acquireWaiting(ctx: LockContext, req: AcquireRequest, wait
         break
       }
       if (!outcome.retry) throw outcome.error
+      if (!delayed && outcome.error.code === 'lock_delayed') {
+        delayed = true
+        noteDelayed(metrics, req.mode, outcome.error)
+      }
       waited = true
       if (performance.now() >= deadline) {
         result = 'timeout'

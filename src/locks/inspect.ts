@@ -42,6 +42,10 @@ export async function inspectLock(ctx: LockContext, namespace: Namespace, key: s
       all.map((r) => r.permitsInUse),
       majority,
     ),
+    delayedMs: majorityFloor(
+      all.map((r) => r.delayedMs),
+      majority,
+    ),
     ...(withReaders ? { readerHolds: readerHolds(all, majority) } : {}),
     owners,
   }

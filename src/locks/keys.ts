@@ -23,6 +23,8 @@ export interface LockKeys {
   waiterInfo: string
   /** hash: token → "reason|at" of a watched hold that went (include/lost.lua), kept GONE_MEMORY_MS */
   gone: string
+  /** hash: the lock-delay of each hold that has one (include/delay.lua), kept until the last ends */
+  delays: string
   /** All of them, in the order every script takes its KEYS. */
   all: readonly string[]
 }
@@ -35,6 +37,7 @@ export function lockKeys(prefix: string, namespace: Namespace, key: string): Loc
   const waitingWriters = `${holds}:qw`
   const waiterInfo = `${holds}:qi`
   const gone = `${holds}:gone`
+  const delays = `${holds}:delay`
   return {
     holds,
     readers,
@@ -43,7 +46,8 @@ export function lockKeys(prefix: string, namespace: Namespace, key: string): Loc
     waitingWriters,
     waiterInfo,
     gone,
-    all: [holds, readers, fence, waiters, waitingWriters, waiterInfo, gone],
+    delays,
+    all: [holds, readers, fence, waiters, waitingWriters, waiterInfo, gone, delays],
   }
 }
 

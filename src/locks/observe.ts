@@ -27,7 +27,9 @@ export class Observed {
     const observe = (failure: unknown) => {
       const held = failure instanceof ServiceError && failure.code === 'lock_held'
       if (held) this.contention(mode).inc()
-      const outcome = failure === undefined ? 'granted' : held ? 'held' : 'error'
+      // A lock-delay's refusal is a refusal like a held lock's, not an error (lock_delayed_total counts it apart).
+      const refused = held || (failure instanceof ServiceError && failure.code === 'lock_delayed')
+      const outcome = failure === undefined ? 'granted' : refused ? 'held' : 'error'
       this.acquireDuration(mode, outcome).observe((performance.now() - started) / 1000)
     }
     return run(op).then(

@@ -93,9 +93,12 @@ export class SessionHolds {
       // As the engine's acquire: a refusal of a request that does not wait comes back as a value.
       // A hold with no owner label of its own carries its session's (the answers agree: one session).
       const owner = req.owner ?? (done.find((r) => r.owner !== '')?.owner || undefined)
+      // Its lock-delay too: the request's when it gives one (0 included), else the session's.
+      const lockDelayMs = req.lockDelayMs ?? consensus(done.map((r) => r.lockDelayMs))
       const outcome = await this.locks.acquire({
         ...req,
         ...(owner === undefined ? {} : { owner }),
+        lockDelayMs,
         ttlMs: Math.max(MIN_HOLD_TTL_MS, remaining),
         keepTtl: false,
         sessionRef: ref,

@@ -28,6 +28,12 @@ export interface SessionInfo {
   owner?: string
 }
 
+/** A session as opened: with the lock-delay its holds take when they give none. */
+export interface OpenedSession extends SessionInfo {
+  id: string
+  lockDelayMs: number
+}
+
 /**
  * Sessions: one lease for many holds. A session lives in its own keys (its own hash tag); the holds
  * bound to it live in their locks' keys (session-holds.ts), and the sessions are counted apart
@@ -69,20 +75,23 @@ export class SessionEngine {
   }
 
   /** POST /sessions. `by`: the API key opening it ('' while the service runs open). */
-  async open(by: string, ttlMs: number, owner: string | undefined): Promise<SessionInfo & { id: string }> {
+  async open(by: string, ttlMs: number, owner: string | undefined, lockDelayMs = 0): Promise<OpenedSession> {
     const id = newSessionId()
     const keys = this.keys(id)
     const since = Date.now()
     const ref = sessionRef(id)
     await this.counts.open(by, ref, ttlMs)
-    const tally = await this.quorum.ask((node) => node.call(sessionOpenScript, keys.all, { by, ttlMs, owner }), settledForSession)
+    const tally = await this.quorum.ask(
+      (node) => node.call(sessionOpenScript, keys.all, { by, ttlMs, owner, lockDelayMs }),
+      settledForSession,
+    )
     if (countCode(tally, ReplyCode.OPENED) < tally.majority) {
       this.quorum.everywhere(sessionCloseScript, keys.all, { by })
       this.counts.close(by, ref)
       throw backendUnavailable(this.quorum, tally, 'no_majority')
     }
     this.metrics.sessionsOpened.inc()
-    return { id, ttlMs, expiresAt: isoTime(since + ttlMs), ...(owner ? { owner } : {}) }
+    return { id, ttlMs, expiresAt: isoTime(since + ttlMs), ...(owner ? { owner } : {}), lockDelayMs }
   }
 
   /**

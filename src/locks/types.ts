@@ -54,6 +54,11 @@ export interface AcquireRequest {
   owner?: string
   /** Set by the engine for an acquire bound to a session: the session's reference (never its id). */
   sessionRef?: string
+  /**
+   * The hold's lock-delay, ms: when it ends without its holder's release, what it freed is granted to
+   * nobody for this long. Undefined: none given (a session's acquire then takes the session's); 0: none.
+   */
+  lockDelayMs?: number
 }
 
 /**
@@ -112,6 +117,8 @@ export interface LockState {
   /** A semaphore's limit (0 for a lock, or when nobody holds or waits) and permits held. */
   limit: number
   permitsInUse: number
+  /** ms until the last running lock-delay ends on a majority (0: none). */
+  delayedMs: number
   /** Admin views only: each live read or semaphore hold (fence, remaining time, count, permits; never its token). */
   readerHolds?: ReaderHold[]
   /** The owner labels of the live holds (writer first, then read or semaphore holds by expiry; at most MAX_OWNERS_SHOWN). */

@@ -4,6 +4,7 @@ import type { Quorum, Tally } from '../redis/quorum.js'
 import { ReplyCode } from '../redis/scripts.js'
 import type { AcquireReply, Granted, Held } from './scripts/acquire.js'
 import type { Renewed, RenewReply } from './scripts/renew.js'
+import { isoTime } from './iso-time.js'
 import { agreeingOnSlots } from './slots.js'
 
 /**
@@ -183,9 +184,28 @@ export function refusal(
     if (tally.size - counted.length > tally.size - tally.majority) return backendUnavailable(quorum, tally, 'no_majority')
   }
   // When a majority of the held copies will have lapsed: the earliest the lock can be free.
-  const remaining = held.map((r) => r.retryAfterMs).sort((a, b) => a - b)
-  const retryAfterMs = Math.max(1, remaining[Math.min(remaining.length, Math.floor(remaining.length / 2) + 1) - 1] ?? RETRY_AFTER_MS.held)
+  const retryAfterMs = Math.max(1, majorityLapse(held) ?? RETRY_AFTER_MS.held)
+  // Lock-delay decides as a grant would: a majority of the nodes is in it.
+  const delayed = held.filter((r) => r.delayed)
+  if (delayed.length >= tally.majority) {
+    const delayedMs = majorityLapse(delayed) ?? retryAfterMs
+    return fail.delayed(key, jittered(delayedMs), isoTime(Date.now() + delayedMs), kind)
+  }
   return fail.held(key, retryAfterMs, kind)
+}
+
+/** When a majority of these refusals' reasons will have lapsed (undefined: no refusal). */
+function majorityLapse(held: readonly Held[]): number | undefined {
+  const remaining = held.map((r) => r.retryAfterMs).sort((a, b) => a - b)
+  return remaining[Math.min(remaining.length, Math.floor(remaining.length / 2) + 1) - 1]
+}
+
+/**
+ * A lock-delay's retry hint: its end plus up to a fifth of it more (at least 50 ms, at most 1 s), at
+ * random, so that clients refused by one delay do not all come back at the same moment.
+ */
+export function jittered(delayedMs: number): number {
+  return Math.ceil(delayedMs + Math.random() * Math.min(1000, Math.max(50, delayedMs / 5)))
 }
 
 /** Counted "held by another" answers. */

@@ -1,9 +1,9 @@
 -- acquire.lua — take a hold (read, write, or a semaphore's permits), re-grant it to its current
 -- holder, or say why not; a waiting request takes (or keeps) its place in line.
 --
---@keys 7
+--@keys 8
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
--- KEYS[4..6] the line (include/queue.lua)
+-- KEYS[4..6] the line (include/queue.lua), KEYS[7] unused here, KEYS[8] lock-delays (include/delay.lua)
 -- ARGV[1] mode: 'read' | 'write' | 'permit'   ARGV[2] token   ARGV[3] ttl ms   ARGV[4] reentrant: '1' | '0'
 -- ARGV[5] attempt id   ARGV[6] waiter id, '' for a request that does not wait
 -- ARGV[7] its place in line, '' to take the next one   ARGV[8] fence hint, µs (include/fence.lua)
@@ -17,7 +17,8 @@
 --          its validity): it must already be in those slots
 -- ARGV[13] the hold's owner label, ''   ARGV[14] the reference of the session it is bound to, ''
 --          (include/label.lua; set on every grant, '' keeps what the hold has)
--- Empty arguments at the end may be left out (the service sends none of ARGV[10..14] when all are '').
+-- ARGV[15] the hold's lock-delay, ms ('' or '0': none; include/delay.lua), set on every grant
+-- Empty arguments at the end may be left out (the service sends none of ARGV[10..15] when all are '').
 -- Settings: include/settings.lua
 --
 -- Returns  { GRANTED, fence, holdCount, ttlMs }
@@ -34,6 +35,10 @@
 --                                           (the conflicting holds lapse); 0: wait for a push.
 --                                           redisUs: this node's clock (µs), to date a later hand-off;
 --                                           owner…: the owner labels of the holds (include/label.lua)
+--          { DELAYED, retryAfterMs, wakeInMs, redisUs }
+--                                           nothing in the way holds it, but the lock-delay of a
+--                                           hold that ended unreleased runs for retryAfterMs more
+--                                           (include/delay.lua); wakeInMs and redisUs as for HELD
 --          { UPGRADE }                      a write asked for by a token holding a read
 --          { TOO_MANY_READERS }
 --          { TOO_MANY_WAITERS }
@@ -59,7 +64,7 @@ local function plain_request()
   return true
 end
 if mode == 'write' and plain_request() then
-  local present = redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[4])
+  local present = redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[4], KEYS[8])
   if present == 0 then
     local clock = now_us()
     local now = math.floor(clock / 1000)
@@ -70,7 +75,7 @@ if mode == 'write' and plain_request() then
     return { GRANTED, fence, 1, ttl }
   end
   if present == 1 and wid == '' then
-    -- A writer found means the one key present is the hash: no readers' zset, no line.
+    -- A writer found means the one key present is the hash: no readers' zset, no line, no delays.
     local h = redis.call('HMGET', KEYS[1], 'w', 'we', 'r:' .. tok, 'wo')
     if h[1] and h[1] ~= tok and not h[3] then
       local clock = now_us()
@@ -83,11 +88,13 @@ end
 --@end-fast-path
 
 --@include holds
+--@include delay
 --@include queue
 --@include label
 
 local keep_ttl = ARGV[9] == '1'
 local permits, limit, proposed = tonumber(ARGV[10] or ''), tonumber(ARGV[11] or ''), ARGV[12] or ''
+local delay = tonumber(ARGV[15] or '') or 0
 local clock = now_us()
 local now = math.floor(clock / 1000)
 prune(now)
@@ -101,6 +108,7 @@ end
 local function granted(code, fence, count)
   if wid ~= '' and redis.call('ZSCORE', KEYS[4], wid) then leave_line(wid) end
   label(mode, tok, ARGV[13] or '', ARGV[14] or '')
+  arm_delay(mode, tok, delay, now + ttl, permits)
   refresh_ttl(now)
   -- Readers behind a reader granted from the line may pass too.
   wake_front(now, false, ARGV[8])
@@ -108,9 +116,10 @@ local function granted(code, fence, count)
   return with_slots({ code, fence, count, ttl }, mode == 'permit' and get_reader(tok))
 end
 
-local function refused(conflict_ms)
+-- `delayed`: what is in the way is a lock-delay (include/delay.lua), for conflict_ms more.
+local function refused(conflict_ms, delayed)
   if wid ~= '' then
-    local me = { mode = mode, lease = now + WAITER_LEASE_MS, tok = tok, ttl = ttl, permits = permits }
+    local me = { mode = mode, lease = now + WAITER_LEASE_MS, tok = tok, ttl = ttl, permits = permits, delay = delay }
     if redis.call('ZSCORE', KEYS[4], wid) then
       put_waiter(wid, me)
       keep_line()
@@ -121,6 +130,7 @@ local function refused(conflict_ms)
     end
   end
   local front = may_pass(wid, mode)
+  if delayed then return { DELAYED, conflict_ms, front and conflict_ms or 0, clock } end
   if conflict_ms > 0 then
     return with_owners({ HELD, conflict_ms, front and conflict_ms or 0, clock }, now)
   end
@@ -148,6 +158,8 @@ if mode == 'write' then
   if w then return refused(tonumber(redis.call('HGET', KEYS[1], 'we')) - now) end
   local last_reader = last_expiry()
   if last_reader > now then return refused(last_reader - now) end
+  local delayed = delays_in_way(mode, now, true)
+  if delayed > 0 then return refused(delayed, true) end
   if not may_pass(wid, mode) then return refused(0) end
   local fence = next_fence(KEYS[3], clock, ARGV[8])
   redis.call('HSET', KEYS[1], 'w', tok, 'wf', fmt(fence), 'wc', '1', 'wt', ttl, 'we', now + ttl, 'wa', ARGV[5], 'wac', '0')
@@ -186,7 +198,11 @@ if r then
   return granted(REGRANTED, r.fence, r.count)
 end
 if mode == 'permit' then
-  if tonumber(redis.call('HGET', KEYS[1], 'u') or '0') + permits > limit then return full() end
+  local in_use = tonumber(redis.call('HGET', KEYS[1], 'u') or '0')
+  if in_use + permits > limit then return full() end
+  -- Permits whose hold lapsed unreleased stay out of reach until their delay ends.
+  local _, delayed, first = delays_in_way(mode, now, true)
+  if in_use + delayed + permits > limit then return refused(first, true) end
   if proposed ~= '' and not slots_open(tok, proposed) then return full() end
   if not may_pass(wid, mode) then return refused(0) end
   local fence = next_fence(KEYS[3], clock, ARGV[8])
@@ -197,7 +213,11 @@ if mode == 'permit' then
 end
 -- A writer may take a read hold with its own token (then release the write: a downgrade, no gap).
 if w and w ~= tok then return refused(tonumber(redis.call('HGET', KEYS[1], 'we')) - now) end
-if w ~= tok and not may_pass(wid, mode) then return refused(0) end
+if w ~= tok then
+  local delayed = delays_in_way(mode, now, true)
+  if delayed > 0 then return refused(delayed, true) end
+  if not may_pass(wid, mode) then return refused(0) end
+end
 if redis.call('ZCARD', KEYS[2]) >= MAX_READERS then return { TOO_MANY_READERS } end
 local fence = next_fence(KEYS[3], clock, ARGV[8])
 put_reader(tok, { fence = fence, count = 1, ttl = ttl, att = ARGV[5], attc = 0 }, now + ttl)

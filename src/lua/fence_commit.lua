@@ -5,7 +5,7 @@
 -- it). Any two majorities share a node, so two grants can never both end with the same fence; and a
 -- later majority's proposals are above it.
 --
---@keys 7
+--@keys 8
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua)
 -- ARGV[1] mode: 'read' | 'write'   ARGV[2] token   ARGV[3] fence

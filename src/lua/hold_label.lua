@@ -2,7 +2,7 @@
 -- waiter's token and TTL only): its owner, and the session it is bound to. An attempt labels its own
 -- grants (acquire.lua ARGV[13], ARGV[14]).
 --
---@keys 7
+--@keys 8
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua)
 -- ARGV[1] mode: 'read' | 'write' | 'permit'   ARGV[2] token   ARGV[3] owner, ''

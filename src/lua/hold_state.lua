@@ -1,7 +1,7 @@
 -- hold_state.lua — whether a token still has its hold, and for how long (GET /sessions/:id lists its
 -- holds with it). Changes nothing.
 --
---@keys 7
+--@keys 8
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua)
 -- ARGV[1] mode: 'read' | 'write' | 'permit'   ARGV[2] token   ARGV[3] session reference the hold must be

@@ -1,18 +1,20 @@
 -- inspect.lua — what GET /locks/:key, GET /rwlocks/:key and GET /semaphores/:key show. Never returns a
 -- token; changes nothing.
 --
---@keys 7
+--@keys 8
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
--- KEYS[4..6] the line (include/queue.lua)
+-- KEYS[4..6] the line (include/queue.lua), KEYS[8] lock-delays (include/delay.lua)
 -- ARGV[1] '1': also each live read hold or semaphore hold (admin views: listing, ?readers=true),
 --         '' or none: not
 --
 -- Returns  { writerFence, writerRemainingMs, writerHoldCount, readers, waiters, writerWaiting, limit,
---          permitsInUse } with 0 for the writer fields when there is no live writer, and for limit
---          and permitsInUse unless it is a semaphore (readers: its live holds); with ARGV[1] = '1',
+--          permitsInUse, delayedMs } with 0 for the writer fields when there is no live writer, and for limit
+--          and permitsInUse unless it is a semaphore (readers: its live holds); delayedMs: until the
+--          last running lock-delay ends (0: none); with ARGV[1] = '1',
 --          followed by fence, remainingMs, holdCount, permits (0 for a read hold) of each live hold
 --          (at most MAX_READERS, or a semaphore's limit), by expiry
 --@include holds
+--@include delay
 --@include queue
 
 local now = now_ms()
@@ -31,10 +33,11 @@ if in_use > 0 then
 end
 local limit = (readers > 0 or waiters > 0) and current_limit() or 0
 local reply
+local delayed = delayed_for(now)
 if we > now then
-  reply = { tonumber(h[1]), we - now, tonumber(h[3]), readers, waiters, writer_waiting, limit, in_use }
+  reply = { tonumber(h[1]), we - now, tonumber(h[3]), readers, waiters, writer_waiting, limit, in_use, delayed }
 else
-  reply = { 0, 0, 0, readers, waiters, writer_waiting, limit, in_use }
+  reply = { 0, 0, 0, readers, waiters, writer_waiting, limit, in_use, delayed }
 end
 if ARGV[1] == '1' then
   local live = redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. now, '+inf', 'WITHSCORES')

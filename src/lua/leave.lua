@@ -3,7 +3,7 @@
 -- also hands back a hold handed to it that it never took up (include/queue.lua hand_off), so that
 -- the lock moves on at once instead of sitting until that hold's TTL.
 --
---@keys 7
+--@keys 8
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua)
 -- ARGV[1] waiter id   ARGV[2] mode: 'read' | 'write'   ARGV[3] its token, or '' to keep a hold
@@ -12,6 +12,7 @@
 --
 -- Returns  1 when the waiter was in line or a hold handed to it was dropped, 0 otherwise
 --@include holds
+--@include delay
 --@include fence
 --@include queue
 

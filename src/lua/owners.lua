@@ -1,7 +1,7 @@
 -- owners.lua — who holds a lock, by the owner labels its holds carry (include/label.lua): what
 -- inspect, the listings and a 409 lock_held show. Never returns a token; changes nothing.
 --
---@keys 7
+--@keys 8
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua)
 -- ARGV[1] the most read or semaphore holds to name

@@ -1,9 +1,10 @@
 -- release.lua — drop one hold of the owning token; the hold ends when its count reaches 0, and the
 -- lock is handed to the waiter(s) that can then proceed (include/queue.lua).
 --
---@keys 7
+--@keys 8
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
--- KEYS[4..6] the line (include/queue.lua), KEYS[7] why watched holds went (include/lost.lua)
+-- KEYS[4..6] the line (include/queue.lua), KEYS[7] why watched holds went (include/lost.lua),
+-- KEYS[8] lock-delays (include/delay.lua: a release leaves none)
 -- ARGV[1] mode: 'read' | 'write'   ARGV[2] token   ARGV[3] fence hint, µs, for a hand-off (include/fence.lua)
 --
 -- Returns  { RELEASED, 0 }              this token's hold is gone
@@ -22,7 +23,7 @@ if mode == 'write' then
   if
     h[1] == tok
     and tonumber(h[2]) == 1
-    and redis.call('EXISTS', KEYS[2], KEYS[4]) == 0
+    and redis.call('EXISTS', KEYS[2], KEYS[4], KEYS[8]) == 0
     and redis.call('HLEN', KEYS[1]) == 7
     and tonumber(h[3] or '0') > now_ms()
   then
@@ -33,6 +34,7 @@ end
 --@end-fast-path
 
 --@include holds
+--@include delay
 --@include fence
 --@include queue
 --@include lost
@@ -48,6 +50,7 @@ if mode == 'write' then
   local count = redis.call('HINCRBY', KEYS[1], 'wc', -1)
   if count > 0 then return { DECREMENTED, count } end
   mark_lost(mode, tok, 'released', now)
+  disarm_delay(mode, tok)
   redis.call('HDEL', KEYS[1], unpack(WRITER_FIELDS))
   refresh_ttl(now)
   wake_front(now, false, ARGV[3])
@@ -65,6 +68,7 @@ if r.count > 1 then
   return { DECREMENTED, r.count }
 end
 mark_lost(mode, tok, 'released', now)
+disarm_delay(mode, tok)
 drop_reader(tok)
 refresh_ttl(now)
 -- A semaphore's hold hands its slots on first.

@@ -1,8 +1,8 @@
 -- renew.lua — extend one hold of the token that owns it.
 --
---@keys 7
+--@keys 8
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
--- KEYS[4..6] the line (include/queue.lua)
+-- KEYS[4..6] the line (include/queue.lua), KEYS[8] lock-delays (include/delay.lua: counted from the new expiry)
 -- ARGV[1] mode: 'read' | 'write' | 'permit'   ARGV[2] token   ARGV[3] ttl ms, or '0' for the TTL of the hold's
 -- latest grant or renew
 --
@@ -11,6 +11,7 @@
 --          { NOT_FOUND }                    nothing is held (expired or released)
 --          { NOT_OWNER }                    held, but not by this token in this mode
 --@include holds
+--@include delay
 
 local mode, tok = ARGV[1], ARGV[2]
 local now = now_ms()
@@ -25,6 +26,7 @@ if mode == 'write' then
   local ttl = tonumber(ARGV[3])
   if ttl == 0 then ttl = tonumber(h[4]) end
   redis.call('HSET', KEYS[1], 'wt', ttl, 'we', now + ttl)
+  rearm_delay(mode, tok, now + ttl)
   refresh_ttl(now)
   return { RENEWED, tonumber(h[2]), tonumber(h[3]), ttl }
 end
@@ -38,6 +40,7 @@ local ttl = tonumber(ARGV[3])
 if ttl == 0 then ttl = r.ttl end
 r.ttl = ttl
 put_reader(tok, r, now + ttl)
+rearm_delay(mode, tok, now + ttl)
 refresh_ttl(now)
 if r.permits then return with_slots({ RENEWED, r.fence, r.count, ttl, r.permits, tonumber(redis.call('HGET', KEYS[1], 'n')) }, r) end
 return { RENEWED, r.fence, r.count, ttl }

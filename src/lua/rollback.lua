@@ -1,7 +1,7 @@
 -- rollback.lua — undo what one acquire attempt did, when the attempt did not become a grant
 -- (no quorum, validity used up, client gone). Touches nothing another attempt has changed since.
 --
---@keys 7
+--@keys 8
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua)
 -- ARGV[1] mode: 'read' | 'write'   ARGV[2] token   ARGV[3] attempt id
@@ -10,6 +10,7 @@
 -- Returns  1 when this attempt's change was undone (a new hold dropped, or its count put back),
 --          0 when nothing of this attempt's was left
 --@include holds
+--@include delay
 --@include fence
 --@include queue
 

@@ -8,8 +8,10 @@
 -- ARGV[3] the most holds a session may have (MAX_SESSION_HOLDS)
 -- ARGV[4] 'held': the acquire made the hold; mark it as held (bound at 0), if it is still bound
 --
--- Returns  { BOUND, ttl, remainingMs, owner }           a new entry (owner: the session's label, '' for none)
---          { ALREADY_BOUND, ttl, remainingMs, owner }   it was bound already (a re-acquire; always, with 'held')
+-- Returns  { BOUND, ttl, remainingMs, owner, delay }   a new entry (owner: the session's label, '' for none;
+--                                                   delay: its holds' lock-delay, ms, 0 for none)
+--          { ALREADY_BOUND, ttl, remainingMs, owner, delay }
+--                                                   it was bound already (a re-acquire; always, with 'held')
 --          { SESSION_NOT_FOUND }
 --          { TOO_MANY_HOLDS, holds, ttl }        the session has MAX_SESSION_HOLDS holds
 --@include session
@@ -21,10 +23,11 @@ if ARGV[4] == 'held' then
   if redis.call('HEXISTS', KEYS[2], ARGV[2]) == 1 then redis.call('HSET', KEYS[2], ARGV[2], 0) end
   return { ALREADY_BOUND, ttl, exp - now }
 end
-local owner = redis.call('HGET', KEYS[1], 'owner') or ''
-if redis.call('HEXISTS', KEYS[2], ARGV[2]) == 1 then return { ALREADY_BOUND, ttl, exp - now, owner } end
+local s = redis.call('HMGET', KEYS[1], 'owner', 'delay')
+local owner, delay = s[1] or '', tonumber(s[2] or '0')
+if redis.call('HEXISTS', KEYS[2], ARGV[2]) == 1 then return { ALREADY_BOUND, ttl, exp - now, owner, delay } end
 local holds = redis.call('HLEN', KEYS[2])
 if holds >= tonumber(ARGV[3]) then return { TOO_MANY_HOLDS, holds, ttl } end
 redis.call('HSET', KEYS[2], ARGV[2], now)
 keep_session(exp, now)
-return { BOUND, ttl, exp - now, owner }
+return { BOUND, ttl, exp - now, owner, delay }

@@ -4,13 +4,14 @@
 -- the head by a hand-off ahead of it has no timer for the holds ahead of it, so when their holder
 -- dies without releasing, this is what moves the line on (within a second of the lapse).
 --
---@keys 7
+--@keys 8
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua)
 -- ARGV[1] fence hint, µs, for a hand-off to a new head (include/fence.lua)   ARGV[2..] waiter ids
 --
 -- Returns  how many of the given waiters were still in line
 --@include holds
+--@include delay
 --@include fence
 --@include queue
 

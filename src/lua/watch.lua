@@ -1,7 +1,7 @@
 -- watch.lua — GET …/watch: whether a token still has its hold, and if so, flag it as watched, so that
 -- whatever removes it says why (include/lost.lua). Changes nothing else.
 --
---@keys 7
+--@keys 8
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua), KEYS[7] why watched holds went (include/lost.lua)
 -- ARGV[1] mode: 'read' | 'write' | 'permit'   ARGV[2] token

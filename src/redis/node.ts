@@ -218,7 +218,10 @@ export class RedisNode {
     if (!loaded) return Promise.reject(new NodeError('error', `no script ${script.name}`))
     const { confirms } = script
     const changed = confirms && ((reply: unknown) => confirms(script.decode(reply)))
-    return this.measure(this.send(loaded, keys, script.args(input), changed), script.decode)
+    // A script takes the first of the keys it is given, as many as its `--@keys N` line declares: a lock
+    // script written for fewer keys than LockKeys.all has (before `:delay`) still gets its own, not one as an ARGV.
+    const own = keys.length > loaded.keyCount ? keys.slice(0, loaded.keyCount) : keys
+    return this.measure(this.send(loaded, own, script.args(input), changed), script.decode)
   }
 
   /** The one way a script goes out; `changed`: it is one whose changes replicas confirm (REDIS_WAIT_REPLICAS). */

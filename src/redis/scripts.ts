@@ -141,6 +141,8 @@ export const ReplyCode = {
   TOO_MANY_HOLDS: -11,
   /** key_sessions.lua: the API key has MAX_SESSIONS_PER_KEY live sessions: { -12, live }. */
   TOO_MANY_SESSIONS: -12,
+  /** acquire.lua: free but for a lock-delay (include/delay.lua): { -13, retryAfterMs, wakeInMs, redisUs }. */
+  DELAYED: -13,
   // Sessions and watches (src/locks/scripts/session_*.ts, hold_*.ts, watch.ts): what they did.
   /** session_open.lua: the session is open: { 1, ttl }. */
   OPENED: 1,

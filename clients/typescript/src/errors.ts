@@ -52,6 +52,15 @@ export class LockHeldError extends LockServiceError {
   }
 }
 
+/** 409 `lock_delayed`: a hold that ended without a release keeps the lock out of reach until `delayedUntil`. */
+export class LockDelayedError extends LockServiceError {
+  override name = 'LockDelayedError'
+  /** When the delay ends. */
+  get delayedUntil(): Date | undefined {
+    return typeof this.details.delayedUntil === 'string' ? new Date(this.details.delayedUntil) : undefined
+  }
+}
+
 /** 409 `not_owner`: the hold exists under another token. */
 export class NotOwnerError extends LockServiceError {
   override name = 'NotOwnerError'
@@ -165,6 +174,7 @@ export class LockLostError extends LockServiceError {
 
 const byCode: Record<string, new (...args: ConstructorParameters<typeof LockServiceError>) => LockServiceError> = {
   lock_held: LockHeldError,
+  lock_delayed: LockDelayedError,
   not_owner: NotOwnerError,
   lock_not_found: LockNotFoundError,
   session_not_found: SessionNotFoundError,

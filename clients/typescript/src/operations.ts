@@ -20,6 +20,8 @@ export interface AcquireOptions {
   owner?: string
   /** When this token already holds it: one more hold instead of an idempotent re-grant. */
   reentrant?: boolean
+  /** If the hold ends without a release (it expired, or was force-released), nobody gets it for this long, ms. */
+  lockDelayMs?: number
   /** Bind the hold to this session (its id, or a {@link Session}): its lease is the session's. */
   session?: string | { readonly id: string }
   /**
@@ -97,6 +99,7 @@ export class HoldRoutes<G, O extends AcquireOptions = AcquireOptions> {
     if (o.waitMs !== undefined && checkMs(o.waitMs, 'waitMs', 0) > 0) body.waitMs = o.waitMs
     if (o.owner !== undefined) body.owner = checkOwner(o.owner)
     if (o.reentrant) body.reentrant = true
+    if (o.lockDelayMs !== undefined) body.lockDelayMs = checkMs(o.lockDelayMs, 'lockDelayMs', 0)
     if (o.session !== undefined) body.session = checkSession(typeof o.session === 'string' ? o.session : o.session.id)
     if (o.retryBudgetMs !== undefined) checkMs(o.retryBudgetMs, 'retryBudgetMs', 0)
     if (this.kind === 'permit') {

@@ -67,6 +67,8 @@ export interface Recorded {
   path: string
   /** performance.now() when it was sent */
   at: number
+  /** performance.now() when its answer's headers were in (or it failed) */
+  answeredAt?: number
   status?: number
   error?: string
 }
@@ -85,6 +87,8 @@ export function recordingFetch(): { fetch: typeof fetch; calls: Recorded[] } {
     } catch (err) {
       call.error = err instanceof Error ? err.message : String(err)
       throw err
+    } finally {
+      call.answeredAt = performance.now()
     }
   }
   return { fetch: recording, calls }

@@ -12,6 +12,7 @@ export interface Limits {
   maxTtlMs: number
   maxWaitMs: number
   maxSemaphoreLimit: number
+  maxLockDelayMs: number
 }
 
 export const lockKeySchema = z
@@ -64,6 +65,24 @@ export const durationQuery = (name: string, min: number, max: number, maxName: s
 
 export const ttlQuery = (limits: Limits) => durationQuery('ttl', 100, limits.maxTtlMs, 'MAX_TTL_MS')
 export const waitQuery = (limits: Limits) => durationQuery('wait', 0, limits.maxWaitMs, 'MAX_WAIT_MS')
+export const lockDelayQuery = (limits: Limits) =>
+  durationQuery('lockDelay', 0, limits.maxLockDelayMs, 'MAX_LOCK_DELAY_MS')
+    .optional()
+    .describe(`The hold's lock-delay (as lockDelayMs): 0, 500ms, 5s; 0 … MAX_LOCK_DELAY_MS (${limits.maxLockDelayMs} ms)`)
+
+const LOCK_DELAY_TEXT =
+  "after this hold ends without its holder's release (it expired, was force-released, or its session lapsed), " +
+  'what it freed is granted to nobody for this long (409 lock_delayed meanwhile; waiters are served when it ends). ' +
+  '0 (the default) means none'
+
+export const lockDelayMsSchema = (limits: Limits) =>
+  z
+    .number()
+    .int('lockDelayMs must be a whole number of milliseconds')
+    .min(0, 'lockDelayMs must be at least 0')
+    .max(limits.maxLockDelayMs, `lockDelayMs must be at most ${limits.maxLockDelayMs} (MAX_LOCK_DELAY_MS)`)
+    .optional()
+    .describe(`Lock-delay in ms, 0 … MAX_LOCK_DELAY_MS (${limits.maxLockDelayMs}): ${LOCK_DELAY_TEXT}`)
 
 /**
  * Fastify hands a missing body to the validator as null; the JSON parser refuses a literal `null`
@@ -90,6 +109,11 @@ export const tokenHeaders = z.object({
 export const flag = z.enum(['true', 'false'], { error: 'must be true or false' }).transform((v) => v === 'true')
 
 export const holderOwner = z.string().optional().describe("The hold's owner label, when it was given one")
+
+export const delayedUntilField = z
+  .string()
+  .optional()
+  .describe("ISO 8601 time until which a lock-delay keeps new holds out (a hold ended without its holder's release); absent when none runs")
 
 export const ownersList = z
   .array(z.string())

@@ -11,6 +11,10 @@ export const errorSchema = z
     key: z.string().optional(),
     retryAfterMs: z.number().int().optional(),
     waitedMs: z.number().int().optional().describe('How long the request waited in line before giving up'),
+    delayedUntil: z
+      .string()
+      .optional()
+      .describe('409 lock_delayed, and 404 on inspect: ISO 8601 time at which the running lock-delay ends (retryAfterMs adds jitter)'),
     owners: z
       .array(z.string())
       .optional()

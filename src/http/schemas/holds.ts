@@ -3,7 +3,19 @@ import { ownerRule } from '../../contract/patterns.js'
 import { wholeNumber } from '../../contract/whole-number.js'
 import type { GrantBody, ReleaseBody } from '../../contract/wire.js'
 import { modesOf } from '../../contract/words.js'
-import { flag, optionalBody, ownerSchema, sessionIdSchema, tokenSchema, ttlMsSchema, ttlQuery, waitQuery, type Limits } from './common.js'
+import {
+  flag,
+  lockDelayMsSchema,
+  lockDelayQuery,
+  optionalBody,
+  ownerSchema,
+  sessionIdSchema,
+  tokenSchema,
+  ttlMsSchema,
+  ttlQuery,
+  waitQuery,
+  type Limits,
+} from './common.js'
 
 /** What every kind of hold shares: acquire, renew and release, and the grant they answer with. */
 
@@ -20,6 +32,7 @@ export function acquireFields(limits: Limits) {
       wait: waitQuery(limits).optional(),
       owner: ownerSchema.optional().describe(`The hold's owner label (as the body's owner): ${ownerRule.text}`),
       session: sessionIdSchema.optional().describe("Bind the hold to this session (as the body's session)"),
+      lockDelay: lockDelayQuery(limits),
     },
     body: {
       ttlMs: ttlMsSchema(limits)
@@ -44,6 +57,7 @@ export function acquireFields(limits: Limits) {
           "Bind the hold to this session (POST /sessions): its lease is the session's, renewed by the session's keepalive, " +
             "freed with the session. ttlMs, if given, must be the session's TTL",
         ),
+      lockDelayMs: lockDelayMsSchema(limits),
     },
   }
 }

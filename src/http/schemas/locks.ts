@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { modesOf } from '../../contract/words.js'
-import { flag, holderOwner, ownersList } from './common.js'
+import { delayedUntilField, flag, holderOwner, ownersList } from './common.js'
 
 /** What inspect and the listing show of /locks (exclusive) and /rwlocks (read-write) keys. */
 
@@ -12,6 +12,7 @@ export const lockStateSchema = z.object({
   holdCount: z.number().int(),
   waiters: z.number().int(),
   owner: holderOwner,
+  delayedUntil: delayedUntilField,
 })
 
 export const lockListSchema = z.object({
@@ -44,6 +45,7 @@ export const rwLockStateSchema = z.object({
   writerWaiting: z.boolean().describe('A writer is waiting: newly arriving readers queue behind it'),
   waiters: z.number().int(),
   owners: ownersList,
+  delayedUntil: delayedUntilField,
 })
 
 export const rwLockListSchema = z.object({

@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { wholeNumber } from '../../contract/whole-number.js'
 import type { PermitGrantBody } from '../../contract/wire.js'
 import { modesOf } from '../../contract/words.js'
-import { flag, holderOwner, optionalBody, ownersList, type Limits } from './common.js'
+import { delayedUntilField, flag, holderOwner, optionalBody, ownersList, type Limits } from './common.js'
 import { acquireFields, grantSchema } from './holds.js'
 
 /** /semaphores: an acquire with a limit and permits, its grant, and what inspect and the listing show. */
@@ -70,6 +70,7 @@ export const semaphoreStateSchema = z.object({
   holders: z.number().int().describe('Live holds'),
   waiters: z.number().int(),
   owners: ownersList,
+  delayedUntil: delayedUntilField,
   holds: z
     .array(semaphoreHoldSchema)
     .optional()

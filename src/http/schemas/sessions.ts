@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { holdModes } from '../../contract/words.js'
-import { optionalBody, ownerSchema, sessionIdSchema, ttlMsSchema, type Limits } from './common.js'
+import { lockDelayMsSchema, optionalBody, ownerSchema, sessionIdSchema, ttlMsSchema, type Limits } from './common.js'
 
 /** /sessions: open, keepalive, inspect, close. */
 
@@ -15,6 +15,10 @@ export function sessionOpenSchemas(limits: Limits) {
             `The session's lease in ms (default DEFAULT_TTL_MS), 100 … MAX_TTL_MS (${limits.maxTtlMs}); ` + 'each keepalive renews it',
           ),
         owner: ownerSchema.optional().describe("The owner label of the session's holds that have none of their own"),
+        lockDelayMs: lockDelayMsSchema(limits).describe(
+          "The lock-delay of the session's holds that give none of their own, ms (0 … MAX_LOCK_DELAY_MS; default 0). " +
+            "Closing the session (DELETE) is its holder's release: no delay; a session that lapses starts its holds' delays",
+        ),
       }),
     ),
   }
@@ -27,6 +31,7 @@ export const sessionSchema = z.object({
   ttlMs: z.number().int(),
   expiresAt: z.string().describe('ISO 8601 time at which the session lapses unless kept alive'),
   owner: z.string().optional(),
+  lockDelayMs: z.number().int().describe("The lock-delay of the session's holds that give none of their own (0: none)"),
 })
 
 const sessionHoldSchema = z.object({

@@ -24,6 +24,8 @@ export interface AcquireInput {
   proposal: string
   owner: string
   sessionRef: string
+  /** The hold's lock-delay, ms (0: none; include/delay.lua). */
+  lockDelayMs: number
 }
 
 /** A hold granted or re-granted; `slots`: a semaphore's ("0,3"), '' for any other hold. */
@@ -38,7 +40,8 @@ export interface Granted {
 /**
  * A conflicting hold, or others ahead in line. `wakeInMs`: when a waiter at the front should try again
  * (0: wait for a push); `redisUs`: the node's clock, to date a later hand-off; `owners`: the owner
- * labels of the holds in the way.
+ * labels of the holds in the way. `delayed`: the script said DELAYED — nothing holds what was asked
+ * for, but a lock-delay runs for retryAfterMs more; it waits and counts as a HELD refusal does.
  */
 export interface Held {
   code: typeof ReplyCode.HELD
@@ -46,6 +49,7 @@ export interface Held {
   wakeInMs: number
   redisUs: number
   owners: readonly string[]
+  delayed: boolean
 }
 
 export type AcquireReply =
@@ -81,8 +85,8 @@ export const acquireScript: Script<AcquireInput, AcquireReply> = {
       a.fenceHint,
       a.keepTtl ? 1 : 0,
     ]
-    if (a.permits === undefined && a.proposal === '' && a.owner === '' && a.sessionRef === '') return args
-    args.push(a.permits ?? '', a.limit ?? '', a.proposal, a.owner, a.sessionRef)
+    if (a.permits === undefined && a.proposal === '' && a.owner === '' && a.sessionRef === '' && a.lockDelayMs === 0) return args
+    args.push(a.permits ?? '', a.limit ?? '', a.proposal, a.owner, a.sessionRef, a.lockDelayMs > 0 ? a.lockDelayMs : '')
     return withoutTrailingBlanks(args)
   },
   decode(reply) {
@@ -98,12 +102,14 @@ export const acquireScript: Script<AcquireInput, AcquireReply> = {
           slots: slotsFrom('acquire', r, 4),
         }
       case ReplyCode.HELD:
+      case ReplyCode.DELAYED:
         return {
           code: ReplyCode.HELD,
           retryAfterMs: intAt('acquire', r, 1),
           wakeInMs: intAt('acquire', r, 2),
           redisUs: intAt('acquire', r, 3),
           owners: r.length > HELD_FIELDS ? ownersFrom(r) : NO_OWNERS,
+          delayed: r[0] === ReplyCode.DELAYED,
         }
       case ReplyCode.UPGRADE:
         return { code: ReplyCode.UPGRADE }

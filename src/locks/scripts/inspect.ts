@@ -20,12 +20,14 @@ export interface InspectReply {
   /** A semaphore's limit and permits in use (0 for a lock). */
   limit: number
   permitsInUse: number
+  /** ms until the last running lock-delay ends (0: none; include/delay.lua). */
+  delayedMs: number
   /** With `withHolds`: each live read or semaphore hold, by expiry; else none. */
   holds: readonly ReaderHold[]
 }
 
 /** The fixed fields; with `withHolds`, each hold's fence, remainingMs, holdCount and permits follow them. */
-const FIXED_FIELDS = 8
+const FIXED_FIELDS = 9
 const HOLD_FIELDS = 4
 
 const NO_HOLDS: readonly ReaderHold[] = Object.freeze([])
@@ -44,6 +46,7 @@ export const inspectScript: Script<InspectInput, InspectReply> = {
       writersWaiting: intAt('inspect', r, 5, 0),
       limit: intAt('inspect', r, 6, 0),
       permitsInUse: intAt('inspect', r, 7, 0),
+      delayedMs: intAt('inspect', r, 8, 0),
       holds: r.length > FIXED_FIELDS ? holdsFrom(r) : NO_HOLDS,
     }
   },

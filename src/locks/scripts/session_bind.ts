@@ -8,8 +8,17 @@ import { intAt, replyArray, textAt } from './reply.js'
 export type SessionBindInput = { by: string; entry: string; maxHolds: number } | { by: string; entry: string; held: true }
 
 export type SessionBindReply =
-  /** owner: the session's owner label ('' for none; '' too when marking a hold as held). */
-  | { code: typeof ReplyCode.BOUND | typeof ReplyCode.ALREADY_BOUND; ttlMs: number; remainingMs: number; owner: string }
+  /**
+   * owner: the session's owner label ('' for none; '' too when marking a hold as held); lockDelayMs:
+   * its holds' lock-delay (0 for none, and when marking a hold as held).
+   */
+  | {
+      code: typeof ReplyCode.BOUND | typeof ReplyCode.ALREADY_BOUND
+      ttlMs: number
+      remainingMs: number
+      owner: string
+      lockDelayMs: number
+    }
   | { code: typeof ReplyCode.SESSION_NOT_FOUND }
   | { code: typeof ReplyCode.TOO_MANY_HOLDS; holds: number; ttlMs: number }
 
@@ -22,7 +31,13 @@ export const sessionBindScript: Script<SessionBindInput, SessionBindReply> = {
     switch (code) {
       case ReplyCode.BOUND:
       case ReplyCode.ALREADY_BOUND:
-        return { code, ttlMs: intAt('session_bind', r, 1), remainingMs: intAt('session_bind', r, 2), owner: textAt('session_bind', r, 3) }
+        return {
+          code,
+          ttlMs: intAt('session_bind', r, 1),
+          remainingMs: intAt('session_bind', r, 2),
+          owner: textAt('session_bind', r, 3),
+          lockDelayMs: intAt('session_bind', r, 4, 0),
+        }
       case ReplyCode.SESSION_NOT_FOUND:
         return { code: ReplyCode.SESSION_NOT_FOUND }
       case ReplyCode.TOO_MANY_HOLDS:

@@ -7,13 +7,15 @@ export interface SessionOpenInput {
   by: string
   ttlMs: number
   owner: string | undefined
+  /** The lock-delay of its holds that give none (0: none). */
+  lockDelayMs: number
 }
 
 export type SessionOpenReply = { code: typeof ReplyCode.OPENED; ttlMs: number } | { code: typeof ReplyCode.SESSION_EXISTS }
 
 export const sessionOpenScript: Script<SessionOpenInput, SessionOpenReply> = {
   name: 'session_open',
-  args: (s) => [s.by, s.ttlMs, s.owner ?? ''],
+  args: (s) => (s.lockDelayMs > 0 ? [s.by, s.ttlMs, s.owner ?? '', s.lockDelayMs] : [s.by, s.ttlMs, s.owner ?? '']),
   decode(reply) {
     const r = replyArray('session_open', reply)
     switch (r[0]) {

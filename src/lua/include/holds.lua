@@ -180,6 +180,8 @@ local function undo_attempt(mode, tok, attempt)
     if h[1] ~= tok or h[2] ~= attempt then return false end
     if tonumber(h[3]) == 0 then
       redis.call('HDEL', KEYS[1], unpack(WRITER_FIELDS))
+      -- A hold nobody was granted leaves no lock-delay (include/delay.lua).
+      redis.call('HDEL', KEYS[8], 'w')
     else
       redis.call('HSET', KEYS[1], 'wc', h[3], 'wa', '')
     end
@@ -189,6 +191,7 @@ local function undo_attempt(mode, tok, attempt)
   if not r or r.att ~= attempt then return false end
   if r.attc == 0 then
     drop_reader(tok)
+    redis.call('HDEL', KEYS[8], 'r:' .. tok)
   else
     r.count, r.att = r.attc, ''
     put_reader(tok, r, nil)

@@ -1,10 +1,12 @@
 -- include/queue.lua — the line of requests waiting for one lock (first come, first served), and the
--- hand-off that gives a freed lock straight to the front of the line. Include after holds and fence.
+-- hand-off that gives a freed lock straight to the front of the line. Include after holds, fence and
+-- delay.
 --
 -- KEYS[4]  zset  waiter id -> place in line (arrival order)
 -- KEYS[5]  zset  the waiting writers only, same places (to find "a writer ahead of me" in O(log n))
 -- KEYS[6]  hash  waiter id -> "mode|leaseExpiry (Redis ms)|token|ttlMs", and for a semaphore's waiter
---                "…|permits"; field '#' counts arrivals, field 'n' is a semaphore's limit while it has waiters
+--                "…|permits"; with a lock-delay (include/delay.lua) "…|permits or ''|delayMs";
+--                field '#' counts arrivals, field 'n' is a semaphore's limit while it has waiters
 -- A waiter id is "<replica id>.<n>". Pushes go to channel "<wake prefix><replica id>":
 --   "<id>"                      look again (the front changed, or your turn came but not a hand-off)
 --   "<id>|<fence>|<Redis µs>"   handed over: the lock is yours (hold of your token, your ttl, that
@@ -18,14 +20,17 @@
 local function waiter_info(id)
   local v = redis.call('HGET', KEYS[6], id)
   if not v then return nil end
-  local mode, lease, tok, ttl, permits = string.match(v, '^(%a+)|(%d+)|([^|]*)|(%d+)|?(%d*)$')
+  local mode, lease, tok, ttl, permits, delay = string.match(v, '^(%a+)|(%d+)|([^|]*)|(%d+)|?(%d*)|?(%d*)$')
   if not mode then return nil end -- not an entry of ours: the waiter counts as gone
-  return { mode = mode, lease = tonumber(lease), tok = tok, ttl = tonumber(ttl), permits = tonumber(permits) }
+  local w = { mode = mode, lease = tonumber(lease), tok = tok, ttl = tonumber(ttl), permits = tonumber(permits) }
+  w.delay = tonumber(delay) or 0
+  return w
 end
 
 local function put_waiter(id, w)
   local v = w.mode .. '|' .. w.lease .. '|' .. w.tok .. '|' .. w.ttl
   if w.permits then v = v .. '|' .. w.permits end
+  if (w.delay or 0) > 0 then v = v .. (w.permits and '|' or '||') .. w.delay end
   redis.call('HSET', KEYS[6], id, v)
 end
 
@@ -117,6 +122,7 @@ local function hand_off(id, w, hint, limit, prefer)
     if slots then take_slots(w.tok, slots, limit) end
     put_reader(w.tok, { fence = fence, count = 1, ttl = w.ttl, att = id, attc = 0, permits = w.permits, slots = slots }, expires)
   end
+  arm_delay(w.mode, w.tok, w.delay, expires, w.permits)
   return true
 end
 
@@ -152,11 +158,12 @@ local function wake_front(now, always, hint, freed)
       if pos > 0 then break end
       local free
       if w.mode == 'write' then
-        free = redis.call('EXISTS', KEYS[1]) == 0
+        free = redis.call('EXISTS', KEYS[1]) == 0 and delays_in_way('write', now, false) == 0
       else
         -- Read before a hand-off empties the line (and takes its copy of the limit along).
         limit = limit or current_limit()
-        free = w.permits <= limit - tonumber(redis.call('HGET', KEYS[1], 'u') or '0')
+        local _, delayed = delays_in_way('permit', now, false)
+        free = w.permits <= limit - tonumber(redis.call('HGET', KEYS[1], 'u') or '0') - delayed
       end
       if not free then
         if always then push(id, id) end
@@ -172,7 +179,7 @@ local function wake_front(now, always, hint, freed)
         if w.mode == 'write' then break end
       end
       -- Otherwise it left the line (unreachable): the new head is next.
-    elseif redis.call('HEXISTS', KEYS[1], 'w') == 1 then
+    elseif redis.call('HEXISTS', KEYS[1], 'w') == 1 or delays_in_way('read', now, false) > 0 then
       if not always then break end
       push(id, id)
       pos = pos + 1

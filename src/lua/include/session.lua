@@ -4,7 +4,7 @@
 -- engine renews or drops the session's holds with one script per lock (src/locks/session-holds.ts).
 --
 -- KEYS[1]  hash  ttl (ms), exp (expiry, Redis ms), owner (label, '' for none), by (the API key that
---                opened it, '' while the service runs open)
+--                opened it, '' while the service runs open), delay (the lock-delay of its holds, ms; absent: none)
 -- KEYS[2]  hash  the session's holds: "<mode>|<token>|<lock key>" -> when it was bound (Redis ms; mode:
 --                exclusive | read | write | permit; neither tokens nor lock keys contain '|'); at most
 --                MAX_SESSION_HOLDS. A hold bound lately may still be waiting in line for its lock; 0

@@ -551,6 +551,7 @@ export interface components {
         | 'method_not_allowed'
         | 'request_timeout'
         | 'lock_held'
+        | 'lock_delayed'
         | 'not_owner'
         | 'upgrade_not_supported'
         | 'limit_mismatch'
@@ -573,6 +574,8 @@ export interface components {
       retryAfterMs?: number
       /** @description How long the request waited in line before giving up */
       waitedMs?: number
+      /** @description 409 lock_delayed, and 404 on inspect: ISO 8601 time at which the running lock-delay ends (retryAfterMs adds jitter) */
+      delayedUntil?: string
       /** @description 409 lock_held: the owner labels of the holds in the way (those that have one; at most 10; absent when none has one) */
       owners?: string[]
       /** @description 409 lock_held on a campaign: the current leader (null: a term is starting) */
@@ -677,6 +680,8 @@ export interface operations {
             waiters: number
             /** @description The hold's owner label, when it was given one */
             owner?: string
+            /** @description ISO 8601 time until which a lock-delay keeps new holds out (a hold ended without its holder's release); absent when none runs */
+            delayedUntil?: string
           }
         }
       }
@@ -744,6 +749,8 @@ export interface operations {
         owner?: string
         /** @description Bind the hold to this session (as the body's session) */
         session?: string
+        /** @description The hold's lock-delay (as lockDelayMs): 0, 500ms, 5s; 0 … MAX_LOCK_DELAY_MS (60000 ms) */
+        lockDelay?: string
       }
       header?: {
         /** @description Owner token (alternative to the body or query field) */
@@ -771,6 +778,8 @@ export interface operations {
           owner?: string
           /** @description Bind the hold to this session (POST /sessions): its lease is the session's, renewed by the session's keepalive, freed with the session. ttlMs, if given, must be the session's TTL */
           session?: string
+          /** @description Lock-delay in ms, 0 … MAX_LOCK_DELAY_MS (60000): after this hold ends without its holder's release (it expired, was force-released, or its session lapsed), what it freed is granted to nobody for this long (409 lock_delayed meanwhile; waiters are served when it ends). 0 (the default) means none */
+          lockDelayMs?: number
         }
       }
     }
@@ -863,7 +872,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description lock_held | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
+      /** @description lock_held | lock_delayed | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -1003,7 +1012,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description lock_held | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
+      /** @description lock_held | lock_delayed | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -1139,7 +1148,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description lock_held | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
+      /** @description lock_held | lock_delayed | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -1216,6 +1225,8 @@ export interface operations {
               waiters: number
               /** @description The hold's owner label, when it was given one */
               owner?: string
+              /** @description ISO 8601 time until which a lock-delay keeps new holds out (a hold ended without its holder's release); absent when none runs */
+              delayedUntil?: string
             }[]
             /** @description Pass it back for the next page; null: the scan is complete */
             cursor: string | null
@@ -1276,6 +1287,8 @@ export interface operations {
         owner?: string
         /** @description Bind the hold to this session (as the body's session) */
         session?: string
+        /** @description The hold's lock-delay (as lockDelayMs): 0, 500ms, 5s; 0 … MAX_LOCK_DELAY_MS (60000 ms) */
+        lockDelay?: string
       }
       header?: {
         /** @description Owner token (alternative to the body or query field) */
@@ -1303,6 +1316,8 @@ export interface operations {
           owner?: string
           /** @description Bind the hold to this session (POST /sessions): its lease is the session's, renewed by the session's keepalive, freed with the session. ttlMs, if given, must be the session's TTL */
           session?: string
+          /** @description Lock-delay in ms, 0 … MAX_LOCK_DELAY_MS (60000): after this hold ends without its holder's release (it expired, was force-released, or its session lapsed), what it freed is granted to nobody for this long (409 lock_delayed meanwhile; waiters are served when it ends). 0 (the default) means none */
+          lockDelayMs?: number
         }
       }
     }
@@ -1395,7 +1410,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description lock_held | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
+      /** @description lock_held | lock_delayed | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -1535,7 +1550,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description lock_held | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
+      /** @description lock_held | lock_delayed | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -1671,7 +1686,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description lock_held | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
+      /** @description lock_held | lock_delayed | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -1726,6 +1741,8 @@ export interface operations {
         owner?: string
         /** @description Bind the hold to this session (as the body's session) */
         session?: string
+        /** @description The hold's lock-delay (as lockDelayMs): 0, 500ms, 5s; 0 … MAX_LOCK_DELAY_MS (60000 ms) */
+        lockDelay?: string
       }
       header?: {
         /** @description Owner token (alternative to the body or query field) */
@@ -1753,6 +1770,8 @@ export interface operations {
           owner?: string
           /** @description Bind the hold to this session (POST /sessions): its lease is the session's, renewed by the session's keepalive, freed with the session. ttlMs, if given, must be the session's TTL */
           session?: string
+          /** @description Lock-delay in ms, 0 … MAX_LOCK_DELAY_MS (60000): after this hold ends without its holder's release (it expired, was force-released, or its session lapsed), what it freed is granted to nobody for this long (409 lock_delayed meanwhile; waiters are served when it ends). 0 (the default) means none */
+          lockDelayMs?: number
         }
       }
     }
@@ -1845,7 +1864,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description lock_held | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
+      /** @description lock_held | lock_delayed | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -1985,7 +2004,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description lock_held | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
+      /** @description lock_held | lock_delayed | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -2121,7 +2140,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description lock_held | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
+      /** @description lock_held | lock_delayed | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -2212,6 +2231,8 @@ export interface operations {
             waiters: number
             /** @description The owner labels of the live holds that have one (the writer first), at most 10; absent when none has one */
             owners?: string[]
+            /** @description ISO 8601 time until which a lock-delay keeps new holds out (a hold ended without its holder's release); absent when none runs */
+            delayedUntil?: string
           }
         }
       }
@@ -2316,6 +2337,8 @@ export interface operations {
               waiters: number
               /** @description The owner labels of the live holds that have one (the writer first), at most 10; absent when none has one */
               owners?: string[]
+              /** @description ISO 8601 time until which a lock-delay keeps new holds out (a hold ended without its holder's release); absent when none runs */
+              delayedUntil?: string
             }[]
             cursor: string | null
           }
@@ -2397,6 +2420,8 @@ export interface operations {
             waiters: number
             /** @description The owner labels of the live holds that have one (the writer first), at most 10; absent when none has one */
             owners?: string[]
+            /** @description ISO 8601 time until which a lock-delay keeps new holds out (a hold ended without its holder's release); absent when none runs */
+            delayedUntil?: string
             /** @description Admin views only (the listing, and inspect with ?holds=true): each live hold, by fence; never its token */
             holds?: {
               /** @description Its fence: what DELETE /semaphores/{key}?force=true&fence= takes */
@@ -2474,6 +2499,8 @@ export interface operations {
         owner?: string
         /** @description Bind the hold to this session (as the body's session) */
         session?: string
+        /** @description The hold's lock-delay (as lockDelayMs): 0, 500ms, 5s; 0 … MAX_LOCK_DELAY_MS (60000 ms) */
+        lockDelay?: string
         /** @description The semaphore's limit: how many permits its holds may take in all. Required (as ?limit= or the body's limit); fixed while anyone holds or waits (another value: 409 limit_mismatch). 1 … MAX_SEMAPHORE_LIMIT (10000) */
         limit?: string
         /** @description Permits this hold takes (a weighted hold): default 1, at most the limit; a re-acquire by the holder asks for the same number. 1 … MAX_SEMAPHORE_LIMIT (10000) */
@@ -2505,6 +2532,8 @@ export interface operations {
           owner?: string
           /** @description Bind the hold to this session (POST /sessions): its lease is the session's, renewed by the session's keepalive, freed with the session. ttlMs, if given, must be the session's TTL */
           session?: string
+          /** @description Lock-delay in ms, 0 … MAX_LOCK_DELAY_MS (60000): after this hold ends without its holder's release (it expired, was force-released, or its session lapsed), what it freed is granted to nobody for this long (409 lock_delayed meanwhile; waiters are served when it ends). 0 (the default) means none */
+          lockDelayMs?: number
           /** @description The semaphore's limit: how many permits its holds may take in all. Required (as ?limit= or the body's limit); fixed while anyone holds or waits (another value: 409 limit_mismatch). 1 … MAX_SEMAPHORE_LIMIT (10000) */
           limit?: number
           /** @description Permits this hold takes (a weighted hold): default 1, at most the limit; a re-acquire by the holder asks for the same number. 1 … MAX_SEMAPHORE_LIMIT (10000) */
@@ -2609,7 +2638,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description lock_held | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
+      /** @description lock_held | lock_delayed | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -2749,7 +2778,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description lock_held | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
+      /** @description lock_held | lock_delayed | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -2889,7 +2918,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description lock_held | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
+      /** @description lock_held | lock_delayed | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -2967,6 +2996,8 @@ export interface operations {
               waiters: number
               /** @description The owner labels of the live holds that have one (the writer first), at most 10; absent when none has one */
               owners?: string[]
+              /** @description ISO 8601 time until which a lock-delay keeps new holds out (a hold ended without its holder's release); absent when none runs */
+              delayedUntil?: string
               /** @description Admin views only (the listing, and inspect with ?holds=true): each live hold, by fence; never its token */
               holds?: {
                 /** @description Its fence: what DELETE /semaphores/{key}?force=true&fence= takes */
@@ -3040,6 +3071,8 @@ export interface operations {
           ttlMs?: number
           /** @description The owner label of the session's holds that have none of their own */
           owner?: string
+          /** @description The lock-delay of the session's holds that give none of their own, ms (0 … MAX_LOCK_DELAY_MS; default 0). Closing the session (DELETE) is its holder's release: no delay; a session that lapses starts its holds' delays */
+          lockDelayMs?: number
         }
       }
     }
@@ -3058,6 +3091,8 @@ export interface operations {
             /** @description ISO 8601 time at which the session lapses unless kept alive */
             expiresAt: string
             owner?: string
+            /** @description The lock-delay of the session's holds that give none of their own (0: none) */
+            lockDelayMs: number
           }
         }
       }
@@ -3538,7 +3573,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description lock_held | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
+      /** @description lock_held | lock_delayed | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -3698,7 +3733,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description lock_held | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
+      /** @description lock_held | lock_delayed | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -3858,7 +3893,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description lock_held | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
+      /** @description lock_held | lock_delayed | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -4018,7 +4053,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description lock_held | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
+      /** @description lock_held | lock_delayed | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
