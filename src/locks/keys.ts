@@ -52,14 +52,14 @@ export function lockKeys(prefix: string, namespace: Namespace, key: string): Loc
 }
 
 /**
- * An election's keys: its hold's seven (namespace `elect`; the leader's hold is a write hold whose
+ * An election's keys: its hold's (namespace `elect`; the leader's hold is a write hold whose
  * fence is the term), and `meta`, a hash under the same tag that outlives the holds as the fence
  * counter does: `t`, the terms begun (src/lua/election_stamp.lua).
  */
 export interface ElectionKeys {
   hold: LockKeys
   meta: string
-  /** The hold's seven keys, then meta: what the election scripts take. */
+  /** The hold's keys (LockKeys.all), then meta: what the election scripts take. */
   all: readonly string[]
 }
 

@@ -2,10 +2,11 @@
 -- (POST /elections/:name/campaign: when it began, revision 1, its value), or a new value (PUT …/proclaim,
 -- revision + 1). Either is pushed to the election's observers (src/locks/election-feeds.ts).
 --
---@keys 8
+--@keys 9
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter (the term),
 -- KEYS[4..6] the line (include/queue.lua), KEYS[7] why watched holds went (include/lost.lua),
--- KEYS[8] the election's hash: t = the terms begun, kept FENCE_MEMORY_MS after its last change
+-- KEYS[8] lock-delays (include/delay.lua; not used here),
+-- KEYS[9] the election's hash: t = the terms begun, kept FENCE_MEMORY_MS after its last change
 -- ARGV[1] 'stamp' | 'proclaim'   ARGV[2] token   ARGV[3] the value ('' for none)
 -- ARGV[4] when the term began (ms, the service's clock: its grant), so that every node keeps the same;
 --         '' or none: this node's grant time
@@ -36,8 +37,8 @@ if not h[4] then
   -- The term's start: its grant (here: expiry less its TTL; no renew comes between a grant and its stamp).
   local since = tonumber(ARGV[4] or '') or math.min(now, expires - tonumber(h[3] or '0'))
   redis.call('HSET', KEYS[1], 'ws', fmt(since), 'wr', '1', 'wx', ARGV[3], 'wv', '1')
-  redis.call('HINCRBY', KEYS[8], 't', 1)
-  redis.call('PEXPIRE', KEYS[8], FENCE_MEMORY_MS)
+  redis.call('HINCRBY', KEYS[9], 't', 1)
+  redis.call('PEXPIRE', KEYS[9], FENCE_MEMORY_MS)
   if op == 'stamp' then push('elected') end
 end
 if op == 'proclaim' then
@@ -46,5 +47,5 @@ if op == 'proclaim' then
   push('proclaimed')
 end
 local s = redis.call('HMGET', KEYS[1], 'wf', 'wr', 'ws', 'wx')
-local transitions = tonumber(redis.call('HGET', KEYS[8], 't') or '0')
+local transitions = tonumber(redis.call('HGET', KEYS[9], 't') or '0')
 return { STAMPED, tonumber(s[1]), tonumber(s[2]), tonumber(s[3]), expires - now, transitions, s[4] or '' }

@@ -2,10 +2,11 @@
 -- its token) or none. With ARGV[1] = '1' (an observer's look) the leader's hold is flagged as watched,
 -- so that whatever ends it pushes why (include/lost.lua); nothing else changes.
 --
---@keys 8
+--@keys 9
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter (the term),
 -- KEYS[4..6] the line (include/queue.lua), KEYS[7] why watched holds went (include/lost.lua),
--- KEYS[8] the election's hash (election_stamp.lua: t, the terms begun)
+-- KEYS[8] lock-delays (include/delay.lua; not used here),
+-- KEYS[9] the election's hash (election_stamp.lua: t, the terms begun)
 -- ARGV[1] '1': flag the leader's hold as watched; '' or none: change nothing
 --
 -- Returns  { LEADING, term, remainingMs, revision, sinceMs, candidates, transitions, holdId, bound, candidate, value }
@@ -20,7 +21,7 @@ local now = now_ms()
 local h = redis.call('HMGET', KEYS[1], 'w', 'wf', 'we', 'wr', 'ws', 'wo', 'wx', 'wb')
 local expires = tonumber(h[3] or '0')
 local candidates = redis.call('ZCARD', KEYS[4])
-local transitions = tonumber(redis.call('HGET', KEYS[8], 't') or '0')
+local transitions = tonumber(redis.call('HGET', KEYS[9], 't') or '0')
 if h[1] and expires > now and h[5] then
   if ARGV[1] == '1' then redis.call('HSET', KEYS[1], 'wv', '1') end
   local hold_id = redis.sha1hex(KEYS[1] .. '|' .. h[1])
