@@ -12,7 +12,7 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   npm ci --no-audit --no-fund >&2
 fi
 
-# apt_install COMMAND PACKAGE: install Debian's PACKAGE when COMMAND is not on the PATH.
+# apt_install COMMAND PACKAGES: install Debian's PACKAGES (one or more, space-separated) when COMMAND is not on the PATH.
 apt_install() {
   local command="$1" package="$2" sudo=""
   command -v "$command" >/dev/null 2>&1 && return 0
@@ -25,7 +25,8 @@ apt_install() {
   fi
   echo "ensure-deps: installing Debian's $package (for $command)" >&2
   $sudo apt-get update -qq >&2
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$package" >&2
+  # shellcheck disable=SC2086 # PACKAGES may be several
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $package >&2
 }
 
 apt_install redis-server redis-server
@@ -38,4 +39,10 @@ if [ "${1:-}" = "--tests" ]; then
   apt_install cc gcc
   # test/http/api-docs.test.ts drives /usr/bin/chromium with playwright-core (which downloads no browser).
   apt_install chromium chromium
+  # test/clients/python.test.ts: python3 runs the Python client's suite; an interpreter with venv, setuptools >= 61
+  # and wheel builds it offline (--no-build-isolation). Debian's python3-pip brings python3-wheel. pyenv's lack wheel.
+  py_builds='import venv, setuptools, wheel; assert int(setuptools.__version__.split(".")[0]) >= 61'
+  if ! python3 -c "$py_builds" >/dev/null 2>&1 && ! /usr/bin/python3 -c "$py_builds" >/dev/null 2>&1; then
+    apt_install python3-venv "python3 python3-venv python3-setuptools python3-pip" # python3-venv: not a command, so always
+  fi
 fi

@@ -35,6 +35,8 @@ export function installErrorHandling(app: FastifyInstance): void {
 
 /** Answers with one of our errors: its status, Retry-After when it has one, and the JSON error shape. */
 export function sendError(reply: FastifyReply, error: ServiceError): FastifyReply {
+  // Also for errors thrown by hooks that run before the request-id hook (API keys: 401).
+  reply.header('x-request-id', reply.request.id)
   if (error.retryAfterMs !== undefined) reply.header('retry-after', String(retryAfterSeconds(error.retryAfterMs)))
   if (error.code === 'unauthorized') reply.header('www-authenticate', 'Bearer')
   return reply.code(error.status).type('application/json; charset=utf-8').send(error.body())

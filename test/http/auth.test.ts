@@ -56,6 +56,7 @@ t.test('every lock route: 401 without a valid key, 403 outside the key’s prefi
     t.equal(none.statusCode, 401, `${label}: no key → 401`)
     t.equal(none.json().error, 'unauthorized')
     t.equal(none.headers['www-authenticate'], 'Bearer')
+    t.match(none.headers['x-request-id'], /^\S+$/, `${label}: a 401 carries the request id too`)
     const wrong = await app.inject({ ...base, headers: { ...base.headers, ...bearer('sk_not_a_key_0000000000') } })
     t.equal(wrong.statusCode, 401, `${label}: unknown secret → 401`)
     const basic = await app.inject({

@@ -4352,7 +4352,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description lock_held | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
+      /** @description lock_held | lock_delayed | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -4488,7 +4488,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description lock_held | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
+      /** @description lock_held | lock_delayed | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -4617,7 +4617,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description lock_held | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
+      /** @description lock_held | lock_delayed | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -4840,7 +4840,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description lock_held | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
+      /** @description lock_held | lock_delayed | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -4978,14 +4978,17 @@ export interface operations {
   observeElection: {
     parameters: {
       query?: {
-        /** @description The term you saw (an answer's term): answers at once when the election is no longer there; absent: at once */
+        /** @description The term you saw (an answer's term, from any replica): answers at once when the election has moved on; absent: at once */
         after?: string
         /** @description With after: the revision you saw (an answer's revision; 0 for no leader), so that a proclaim or a vacancy counts too */
         revision?: string
         /** @description How long to wait for a change (default 30 s, at most MAX_WATCH_MS): 1500, 1500ms, 1.5s, 2m */
         wait?: string
       }
-      header?: never
+      header?: {
+        /** @description An event stream resumed (as EventSource does): the id of the last event seen, as after and revision */
+        'last-event-id'?: string
+      }
       path: {
         /** @description Election name: 1–200 characters from A-Z a-z 0-9 . _ - : @ = + (names as lock keys, in a namespace of their own) */
         name: string
@@ -5296,7 +5299,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description lock_held | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
+      /** @description lock_held | lock_delayed | not_owner | upgrade_not_supported | limit_mismatch | permits_mismatch */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
