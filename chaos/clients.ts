@@ -18,14 +18,15 @@ import { MAX_CHAOS_LOCK_DELAY_MS, withLockDelay, type HoldKind, type HoldSpec } 
 import type { ServiceSettings } from './options.js'
 import { stream, type Rng } from './prng.js'
 
-/** 'session': opening, keeping alive and closing the sessions of session-bound holds. */
-export type Op = 'acquire' | 'renew' | 'release' | 'session'
+/** 'session': opening, keeping alive and closing the sessions of session-bound holds; 'proclaim': a leader's new value. */
+export type Op = 'acquire' | 'renew' | 'release' | 'session' | 'proclaim'
 /** An HTTP status, or what happened instead of one. */
 export type Outcome = number | 'connection-error' | 'timeout'
 
 export interface Problem {
   at: number
-  op: Op
+  /** 'observe': an election's observer (chaos/observers.ts) */
+  op: Op | 'observe'
   path: string
   replica: number
   what: string
@@ -79,6 +80,7 @@ const EXPECTED: Record<Op, readonly number[]> = {
   renew: [200, 404, 409, 503],
   release: [200, 404, 409, 503],
   session: [200, 201, 404, 503],
+  proclaim: [200, 404, 409, 503],
 }
 const ALLOWED_503 = ['backend_unavailable', 'shutting_down']
 const SLACK_MS = 2_000
@@ -98,7 +100,7 @@ const tokenOf = (client: number, attempt: number) => `chaos-c${client}-a${attemp
 
 export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
   const stats: WorkloadStats = {
-    statuses: { acquire: {}, renew: {}, release: {}, session: {} },
+    statuses: { acquire: {}, renew: {}, release: {}, session: {}, proclaim: {} },
     grants: {},
     renewed: 0,
     acquires: [],
@@ -188,8 +190,12 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
     const { rng, spec, token, behaviour } = g
     const label = spec.mode === 'exclusive' ? g.kind : spec.mode === 'permit' ? `${g.kind}/${spec.permits}` : `${g.kind}/${spec.mode}`
     stats.grants[label] = (stats.grants[label] ?? 0) + 1
-    const fence = g.grant.body.fence as number
+    const fence = fenceOf(spec, g.grant)
     const validityMs = g.grant.body.validityMs as number
+    // By when the service surely no longer has the hold: every answer (or failure) of a request that
+    // may have extended it, plus the lease it asked for; a release answered sooner ends it then.
+    let leaseEnd = g.doneAt + (g.grant.body.ttlMs as number)
+    const extended = (c: Call, leaseMs: number) => (leaseEnd = Math.max(leaseEnd, c.doneAt + leaseMs))
     // The window the hold begins with, and where the client believes it ends.
     let anchor = { from: g.sentAt, ms: validityMs }
     let end = g.sentAt + validityMs
@@ -197,10 +203,11 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
     let story = `${g.name} via r${g.replica} ttl ${g.ttlMs} wait ${g.waitMs} validity ${validityMs}`
 
     /** Renews the hold (its session's keepalive when bound): the new window from the renew's send time, if kept. */
-    const renewHold = async (body?: object) => {
+    const renewHold = async (body?: { ttlMs: number }) => {
       const renew = g.sessionId
         ? await call(rng, 'session', 'PUT', `/sessions/${g.sessionId}/keepalive`, '')
         : await call(rng, 'renew', 'PUT', `${spec.path}/renew`, token, 0, body)
+      extended(renew, Math.max(g.ttlMs, body?.ttlMs ?? 0, (renew.res?.body.ttlMs as number | undefined) ?? 0))
       const kept =
         renew.res?.status === 200 &&
         (!g.sessionId || (renew.res.body.holds as { key: string }[] | undefined)?.some((h) => h.key === spec.key))
@@ -222,6 +229,14 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
       return { window: { from: renew.sentAt, ms: renew.res.body.validityMs as number } }
     }
 
+    /** A leader's new value (an election only, half the time), while it still believes it leads. */
+    const maybeProclaim = async () => {
+      if (!spec.election || !rng.chance(0.5) || performance.now() > end - 30) return
+      const value = `${g.name}/${fence}/${rng.int(0, 999)}`
+      const proclaimed = await call(rng, 'proclaim', 'PUT', `${spec.path}/proclaim`, token, 0, { token, value })
+      noteIfLost(proclaimed, end, g.sentAt, 'proclaim', `PUT ${spec.path}/proclaim`, notHeld(proclaimed))
+    }
+
     // The grant took more than a third of its validity (a wait in line): what is left of the window
     // counted from the acquire's send time may be little or nothing, so a renew re-anchors it.
     if (g.doneAt - g.sentAt > validityMs * CUT_SHARE) {
@@ -236,9 +251,11 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
       }
     }
 
+    await maybeProclaim()
     if (behaviour === 'renew') {
       for (let n = rng.int(1, 2); n > 0; n--) {
         await sleep(Math.max(0, (end - performance.now()) * rng.between(0.3, 0.6)))
+        await maybeProclaim()
         if (performance.now() > end - 30) break // only renew a hold it still believes it has
         // A renew sets a new expiry. Never a shorter one: then a renew whose answer is lost (a killed
         // replica) can only have lengthened the hold, and the end believed so far stays safe.
@@ -258,6 +275,15 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
     const releaseSentAt = behaviour === 'abandon' ? end : performance.now()
     // Times relative to the workload's start, as the fault times in the report are.
     const rel = (t: number) => t - o.startedAt
+    // A hold with a lock-delay that its holder never released: its delay runs from its expiry (after `end`).
+    const unreleased = () => {
+      if (spec.lockDelayMs !== undefined) {
+        stats.delay.ends.push({ ...recorded(spec), start: rel(g.doneAt), end: rel(end), delayMs: spec.lockDelayMs })
+      }
+    }
+    if (behaviour === 'abandon') unreleased()
+    // Recorded once released: its answer says by when the hold surely ended.
+    const endedAt = behaviour === 'abandon' ? undefined : await release(rng, g, end, unreleased)
     o.history.record({
       ...recorded(spec),
       client: story,
@@ -266,27 +292,34 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
       end: rel(Math.min(releaseSentAt, end)),
       requestStartedAt: rel(g.sentAt),
       validity: { from: rel(anchor.from), ms: anchor.ms },
+      endedBy: rel(Math.min(endedAt ?? Infinity, leaseEnd)),
     })
     stats.delay.grants.push({ ...recorded(spec), at: rel(g.sentAt), doneAt: rel(g.doneAt) })
-    // A hold with a lock-delay that its holder never released: its delay runs from its expiry (after `end`).
-    const unreleased = () => {
-      if (spec.lockDelayMs !== undefined) {
-        stats.delay.ends.push({ ...recorded(spec), start: rel(g.doneAt), end: rel(end), delayMs: spec.lockDelayMs })
-      }
-    }
-    if (behaviour === 'abandon') return unreleased()
-    // A session-bound hold: released by closing its session half the time.
-    if (g.sessionId && rng.chance(0.5)) {
-      const closed = await call(rng, 'session', 'DELETE', `/sessions/${g.sessionId}`, '')
+  }
+
+  /**
+   * Releases a hold (a session-bound one by closing its session half the time); resolves to when it
+   * surely ended: the answer's arrival when it says the hold is gone or was released. A hold gone by
+   * the time its release came (sent after the window: it lapsed) was not released: `unreleased()`.
+   */
+  const release = async (
+    rng: Rng,
+    g: { spec: HoldSpec; token: string; sessionId?: string; sentAt: number },
+    end: number,
+    unreleased: () => void,
+  ) => {
+    const { spec, token, sessionId } = g
+    if (sessionId && rng.chance(0.5)) {
+      const closed = await call(rng, 'session', 'DELETE', `/sessions/${sessionId}`, '')
       noteIfLost(closed, end, g.sentAt, 'session', `DELETE /sessions`, closed.res?.status === 404)
       if (closed.res?.status === 404 && closed.sentAt >= end) unreleased()
-      return
+      return closed.res && [200, 404].includes(closed.res.status) ? closed.doneAt : undefined
     }
     const released = await call(rng, 'release', 'DELETE', spec.path, token)
     noteIfLost(released, end, g.sentAt, 'release', `DELETE ${spec.path}`, notHeld(released))
-    // Gone by the time its release came (sent after the window: it lapsed), not released.
     if (notHeld(released) && released.sentAt >= end) unreleased()
-    if (g.sessionId) await call(rng, 'session', 'DELETE', `/sessions/${g.sessionId}`, '')
+    if (sessionId) await call(rng, 'session', 'DELETE', `/sessions/${sessionId}`, '')
+    return released.res && [200, 404, 409].includes(released.res.status) ? released.doneAt : undefined
   }
 
   const client = async (index: number) => {
@@ -314,10 +347,8 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
         }
         sessionId = opened.res.body.id as string
       }
-      const bound = sessionId ? `&session=${sessionId}` : ''
-      const delay = spec.lockDelayMs === undefined ? '' : `&lockDelay=${spec.lockDelayMs}`
-      const query = `?ttl=${ttlMs}${waitMs > 0 ? `&wait=${waitMs}` : ''}${spec.acquireQuery ? `&${spec.acquireQuery}` : ''}${bound}${delay}`
-      const { res, sentAt, doneAt, replica } = await call(rng, 'acquire', 'POST', `${spec.path}${query}`, token, waitMs)
+      const acquire = acquireOf(spec, { ttlMs, waitMs, token, candidate: name, value: `${name}/a${attempt}`, sessionId })
+      const { res, sentAt, doneAt, replica } = await call(rng, 'acquire', 'POST', acquire.path, token, waitMs, acquire.body)
 
       // A 200 (a re-grant, wrong for a fresh token: counted in call) is a hold too.
       if (res?.status === 201 || res?.status === 200) {
@@ -349,6 +380,36 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
   return stats
 }
 
+/**
+ * The acquire of a hold: the path with its query, or an election's campaign with a JSON body. A
+ * session-bound hold gives its session; a waitMs of 0 does not wait.
+ */
+function acquireOf(
+  spec: HoldSpec,
+  a: { ttlMs: number; waitMs: number; token: string; candidate: string; value?: string; sessionId?: string | undefined },
+): { path: string; body?: object } {
+  if (spec.election) {
+    const body = {
+      candidate: a.candidate,
+      ttlMs: a.ttlMs,
+      token: a.token,
+      ...(a.value === undefined ? {} : { value: a.value }),
+      ...(a.waitMs > 0 ? { waitMs: a.waitMs } : {}),
+      ...(a.sessionId ? { session: a.sessionId } : {}),
+    }
+    return { path: `${spec.path}/campaign`, body }
+  }
+  const bound = a.sessionId ? `&session=${a.sessionId}` : ''
+  const delay = spec.lockDelayMs === undefined ? '' : `&lockDelay=${spec.lockDelayMs}`
+  const query = `?ttl=${a.ttlMs}${a.waitMs > 0 ? `&wait=${a.waitMs}` : ''}${spec.acquireQuery ? `&${spec.acquireQuery}` : ''}${bound}${delay}`
+  return { path: `${spec.path}${query}` }
+}
+
+/** A grant's fence: an election's term. */
+function fenceOf(spec: HoldSpec, grant: HttpResult): number {
+  return (spec.election ? grant.body.term : grant.body.fence) as number
+}
+
 /** What the history checker needs of a hold's spec (a semaphore's: also the permits and the limit). */
 function recorded(spec: HoldSpec) {
   return {
@@ -361,6 +422,8 @@ function recorded(spec: HoldSpec) {
 
 function isExpected(op: Op, res: HttpResult): boolean {
   if (res.status === 503) return ALLOWED_503.includes(String(res.body.error))
+  // A session-bound acquire whose session lapsed while it waited in line (no keepalive meanwhile) leaves the line.
+  if (op === 'acquire' && res.status === 404) return res.body.error === 'session_not_found'
   return EXPECTED[op].includes(res.status)
 }
 
@@ -381,20 +444,23 @@ export async function probeGrantable(o: {
   const probe = async (r: number, url: string, spec: HoldSpec): Promise<string> => {
     const token = tokenOf(1_000 + r, attempt++)
     const sentAt = performance.now()
-    const res = await request(url, 'POST', `${spec.path}?ttl=1000${spec.acquireQuery ? `&${spec.acquireQuery}` : ''}`, { token, timeoutMs })
+    const acquire = acquireOf(spec, { ttlMs: 1000, waitMs: 0, token, candidate: `probe-r${r}` })
+    const res = await request(url, 'POST', acquire.path, { token, timeoutMs, ...(acquire.body ? { body: acquire.body } : {}) })
     if (res.status !== 201) return `${res.status} ${String(res.body.error ?? '')}`.trim()
     const doneAt = performance.now() - o.startedAt
     const validity = { from: sentAt - o.startedAt, ms: res.body.validityMs as number }
+    const releaseSentAt = performance.now() - o.startedAt
+    const released = await request(url, 'DELETE', spec.path, { token, timeoutMs })
     o.history.record({
       ...recorded(spec),
       client: `probe via r${r}`,
-      fence: res.body.fence as number,
+      fence: fenceOf(spec, res),
       start: doneAt,
-      end: Math.min(performance.now() - o.startedAt, validity.from + validity.ms),
+      end: Math.min(releaseSentAt, validity.from + validity.ms),
       requestStartedAt: validity.from,
       validity,
+      endedBy: released.status === 200 ? performance.now() - o.startedAt : doneAt + (res.body.ttlMs as number),
     })
-    await request(url, 'DELETE', spec.path, { token, timeoutMs })
     return '201'
   }
   for (const [r, url] of o.replicaUrls.entries()) {

@@ -6,6 +6,7 @@
  */
 import type { History, Violation, Windows } from '../harness/history.js'
 import type { ClockWatch, Detection } from './clock-watch.js'
+import type { ElectionsOutcome } from './elections.js'
 import type { LostHold, Outcome, Problem, WorkloadStats } from './clients.js'
 import { delayBreaches, type DelayBreach } from './delay-check.js'
 import { fencedVerdicts, type FencedStats } from './fenced-writers.js'
@@ -61,6 +62,8 @@ export interface ChaosReport {
     /** grants that arrived after a third of their validity, and how many a renew re-anchored */
     reanchor: WorkloadStats['reanchor']
   }
+  /** With the election kind: its leaders, overlaps and term inversions, and what its observers were shown. */
+  elections?: ElectionsReport
   /** acquires with a fresh token answered 200 */
   wrongGrants: Problem[]
   /**
@@ -86,6 +89,26 @@ export interface ChaosReport {
   violations: string[]
   notes: string[]
   passed: boolean
+}
+
+export interface ElectionsReport {
+  /** terms granted (holds in the 'elections' namespace, the final probes included) */
+  leaders: number
+  overlaps: number
+  termInversions: number
+  observers: number
+  observations: number
+  answers: ElectionsOutcome['stats']['answers']
+  events: Record<string, number>
+  /** per kind: observer_regression, observer_stale, observer_final */
+  observerViolations: Record<string, number>
+  staleAfterMs: number
+  /** the final state of each election, as observers had to end on it */
+  final: Record<string, { term: number; leader: boolean }>
+  finalFailures: string[]
+  examples: string[]
+  /** every observer violation's message (at most 100), for the JSON report */
+  observerFindings: string[]
 }
 
 const EXAMPLES = 5
@@ -128,6 +151,7 @@ export function buildReport(args: {
   watch: ClockWatch
   fenced?: FencedStats
   final: FinalChecks
+  elections?: ElectionsOutcome
 }): ChaosReport {
   const { options: o, scenario, stats, final } = args
   const found: Violation[] = args.history.check()
@@ -162,6 +186,7 @@ export function buildReport(args: {
         `lock-delay of a ${b.held.mode} hold that lapsed unreleased at ${secs(b.held.end)} or later`,
     )
   const faults: ChaosReport['faults'] = args.faults.map((f) => (f.clock ? { ...f, detection: args.watch.detection(f) } : f))
+  const elections = args.elections ? electionsReport(args.elections, args.history, found, during) : undefined
 
   const violations: string[] = []
   const notes: string[] = []
@@ -203,6 +228,7 @@ export function buildReport(args: {
       violations.push(`fault #${f.id}: a clock within DRIFT_FACTOR (${f.detail}) on node ${f.nodes.join(',')} was distrusted`)
     }
   }
+  if (elections) judgeElections(elections, scenario, violations, notes)
   for (const failure of final.grantable.failures) violations.push(`not grantable after the faults healed: ${failure}`)
   for (const failure of final.replicasAlive.failures) violations.push(`replica not alive at the end: ${failure}`)
   const skipped = faults.filter((f) => f.skipped).length
@@ -238,6 +264,7 @@ export function buildReport(args: {
       windows: args.history.windows(),
       reanchor: stats.reanchor,
     },
+    ...(elections ? { elections } : {}),
     wrongGrants: stats.wrongGrants,
     lost: { total: stats.lost.length, answeredLate: answeredLate.length, duringFaults: duringFaults.length, unexplained },
     lockDelay: {
@@ -253,13 +280,65 @@ export function buildReport(args: {
     faults,
     ...(args.fenced && fenced ? { fenced: { ...args.fenced, lines: fenced.lines } } : {}),
     clockReported: args.watch.reported,
-    unexpected: stats.unexpected,
+    unexpected: [...stats.unexpected, ...(args.elections?.stats.unexpected ?? [])],
     late: stats.late,
     final,
     violations,
     notes,
     passed: violations.length === 0,
   }
+}
+
+function electionsReport(
+  outcome: ElectionsOutcome,
+  history: History,
+  found: readonly Violation[],
+  excused: readonly [number, number][],
+): ElectionsReport {
+  const inElections = found.filter((v) => (v.b ?? v.a).namespace === 'elections')
+  const overlaps = inElections.filter((v) => v.kind === 'overlap')
+  const inversions = inElections.filter((v) => v.kind === 'fence_order' || v.kind === 'duplicate_fence')
+  const observed = history.checkObservers({ staleAfterMs: outcome.staleAfterMs, excused, final: outcome.final })
+  const observerViolations: Record<string, number> = {}
+  for (const v of observed) observerViolations[v.kind] = (observerViolations[v.kind] ?? 0) + 1
+  return {
+    leaders: history.holdsIn('elections'),
+    overlaps: overlaps.length,
+    termInversions: inversions.length,
+    observers: outcome.stats.observers,
+    observations: outcome.stats.observations,
+    answers: outcome.stats.answers,
+    events: outcome.stats.events,
+    observerViolations,
+    staleAfterMs: outcome.staleAfterMs,
+    final: Object.fromEntries(outcome.final),
+    finalFailures: outcome.finalFailures,
+    examples: [
+      ...[...inversions, ...overlaps].map((v) => `[${v.kind}] ${v.message}`),
+      ...observed.map((v) => `[${v.kind}] ${v.message}`),
+    ].slice(0, EXAMPLES),
+    observerFindings: observed.slice(0, 100).map((v) => `[${v.kind}] ${v.message}`),
+  }
+}
+
+/**
+ * Overlaps and term inversions are counted with every other hold's (and judged there). An observer
+ * going back or not ending on the final state fails every scenario; one showing a leader too long fails
+ * those that check exclusion (beyond the assumptions a term may outlive what its holder was told).
+ */
+function judgeElections(e: ElectionsReport, scenario: Scenario, violations: string[], notes: string[]): void {
+  const regressions = e.observerViolations.observer_regression ?? 0
+  const finals = e.observerViolations.observer_final ?? 0
+  const stale = e.observerViolations.observer_stale ?? 0
+  if (regressions > 0) violations.push(`${regressions} times an observer was shown a term going back (or a vacated term's leader again)`)
+  if (finals > 0) violations.push(`${finals} observers did not end on their election's final state`)
+  if (stale > 0) {
+    const line = `${stale} times an observer showed a leader more than ${e.staleAfterMs} ms after its term ended`
+    if (scenario.exclusionChecked) violations.push(line)
+    else notes.push(`${line} (beyond Redlock's assumptions: reported, not failed)`)
+  }
+  for (const failure of e.finalFailures) violations.push(`an election's final state could not be read: ${failure}`)
+  if (e.leaders === 0) notes.push('elections: no leader was ever elected')
 }
 
 const pct = (x: number | null) => (x === null ? 'n/a' : `${(x * 100).toFixed(1)} %`)
@@ -283,8 +362,9 @@ export function formatReport(r: ChaosReport): string {
   )
   lines.push(`duration ${secs(r.durationMs)} (wall clock ${secs(r.wallMs)}), ${r.clients} clients`)
   lines.push(`grants: ${r.grantsTotal} (${counts(r.grants)}), renewals: ${r.renewed}`)
-  for (const op of ['acquire', 'renew', 'release', 'session'] as const) {
-    if (op !== 'session' || Object.keys(r.statuses.session).length > 0) lines.push(`  ${op.padEnd(7)} ${counts(r.statuses[op])}`)
+  for (const op of ['acquire', 'renew', 'release', 'session', 'proclaim'] as const) {
+    if ((op !== 'session' && op !== 'proclaim') || Object.keys(r.statuses[op]).length > 0)
+      lines.push(`  ${op.padEnd(7)} ${counts(r.statuses[op])}`)
   }
   lines.push(
     `history: ${r.history.holds} holds, ${r.history.overlaps} overlaps, ${r.history.overLimit} over a semaphore's limit, ${r.history.fenceInversions} fence inversions`,
@@ -298,6 +378,16 @@ export function formatReport(r: ChaosReport): string {
       `(arrived after a third of their validity); ${r.history.reanchor.done} of ${r.history.reanchor.needed} slow grants re-anchored by a renew` +
       (Object.keys(r.history.reanchor.failed).length > 0 ? ` (the others: ${counts(r.history.reanchor.failed)})` : ''),
   )
+  if (r.elections) {
+    const e = r.elections
+    const violated = Object.entries(e.observerViolations)
+    lines.push(
+      `elections: ${e.leaders} leaders, ${e.overlaps} overlaps, ${e.termInversions} term inversions; ${e.observers} observers shown ` +
+        `${e.observations} states/events (${counts(e.events)}), ${violated.length === 0 ? 'no observer violations' : `observer violations: ${counts(e.observerViolations)}`}`,
+    )
+    lines.push(`  observe  long poll ${counts(e.answers.poll)}; stream ${counts(e.answers.stream)}`)
+    for (const x of e.examples) lines.push(`  ${x}`)
+  }
   lines.push(
     `lost while believed held (renew/release 404/409): ${r.lost.total}: ${r.lost.answeredLate} answered after the window ended, ` +
       `${r.lost.duringFaults} during node faults, ${r.lost.unexplained.length} unexplained; wrong grants (fresh token answered 200): ${r.wrongGrants.length}`,

@@ -13,6 +13,7 @@ import { probeGrantable, runWorkload } from './clients.js'
 import { ClockWatch } from './clock-watch.js'
 import { runFencedWriters } from './fenced-writers.js'
 import { Cluster } from './cluster.js'
+import { startElections } from './elections.js'
 import { kindsNamed } from './kinds/index.js'
 import { limitsFor, playSchedule, schedule, type FaultRecord } from './nemesis.js'
 import { parseOptions, reproduceCommand, serviceSettings, USAGE, UsageError, type Options, type ServiceSettings } from './options.js'
@@ -104,6 +105,17 @@ async function run(options: Options): Promise<boolean> {
     const startedAt = performance.now()
     const watch = new ClockWatch(cluster, startedAt)
     watch.start()
+    const elections = kinds.some((k) => k.name === 'election')
+      ? startElections({
+          seed: options.seed,
+          keysPerKind: options.keys,
+          settings,
+          replicaUrl: (r) => cluster.replicas[r]!.url,
+          replicas: options.replicas,
+          history,
+          startedAt,
+        })
+      : undefined
     const [stats, faults, fenced] = await Promise.all([
       runWorkload({
         seed: options.seed,
@@ -134,6 +146,7 @@ async function run(options: Options): Promise<boolean> {
       settings,
       startedAt,
     })
+    const observed = await elections?.finish()
     const alive = await replicasAlive(cluster)
     await watch.stop()
 
@@ -149,6 +162,7 @@ async function run(options: Options): Promise<boolean> {
       watch,
       fenced,
       final: { grantable, replicasAlive: alive, settledAfterMs: settledAt === null ? null : settledAt - options.durationMs },
+      ...(observed ? { elections: observed } : {}),
     })
     process.stdout.write(`${formatReport(report)}\n`)
     if (options.json) await writeFile(options.json, `${JSON.stringify(report, null, 2)}\n`)

@@ -23,6 +23,11 @@ import type { HoldMode } from '../src/contract/words.js'
  *
  * Assumes fences come from a counter that increases with every grant on the
  * key, whatever its mode.
+ *
+ * Elections: a leader's term is an exclusive hold in the 'elections'
+ * namespace whose fence is the term, so the checks above say that no two
+ * leaders' windows overlap and that terms strictly increase in grant order.
+ * What observers were shown is judged by checkObservers().
  */
 
 export type { HoldMode }
@@ -53,6 +58,12 @@ export interface Hold {
    * present it enables the strongest fence-order rule (recordGrant sets it).
    */
   requestStartedAt?: number
+  /**
+   * Monotonic ms by which the service certainly no longer had the hold: its release answered, or the
+   * last grant or renew answered plus its TTL. Optional; checkObservers uses it (with the next term's
+   * grant) to say when a leader's term had surely ended.
+   */
+  endedBy?: number
 }
 
 export interface Violation {
@@ -81,18 +92,62 @@ export interface Windows {
   cut: number
 }
 
+/**
+ * What an observer of an election was shown at `at`: a leader of `term`, or (leader false) no leader,
+ * `term` then being the last term that ended (0: there never was one). `event` is the observe event
+ * or 'state' for a long poll's answer; a 'resync' is the current state like any other.
+ */
+export interface Observation {
+  /** Default 'elections'. */
+  namespace?: string
+  key: string
+  observer: string
+  /** Monotonic ms when the observer received it. */
+  at: number
+  event: 'elected' | 'proclaimed' | 'vacant' | 'resync' | 'state'
+  term: number
+  leader: boolean
+}
+
+/** How observers are judged. */
+export interface ObserverRules {
+  /** How long after a term surely ended an observer may still show it as the leader (the watch timing). */
+  staleAfterMs: number
+  /** Windows [from, to] (faults and their recovery) during which observers may lag: a deadline falling in one moves to its end. */
+  excused?: readonly (readonly [number, number])[]
+  /** The true state once faults healed, per `namespace/key`: what every observer of it must end on. */
+  final?: ReadonlyMap<string, { term: number; leader: boolean }>
+}
+
+export interface ObserverViolation {
+  /**
+   * regression: a term lower than one shown before, or a leader of a term already shown vacant;
+   * stale: a leader shown past staleAfterMs after its term surely ended; final: the last thing shown
+   * is not the true final state.
+   */
+  kind: 'observer_regression' | 'observer_stale' | 'observer_final'
+  observer: string
+  key: string
+  message: string
+}
+
 /** The part of a tap `t` that assertSafe needs. */
 export interface Assert {
   ok(value: unknown, message: string): unknown
 }
 
 const DEFAULT_NAMESPACE = 'locks'
+const ELECTIONS = 'elections'
 const MAX_REPORTED = 5
 
 type StoredHold = Hold & { namespace: string }
+type StoredObservation = Observation & { namespace: string }
 
 export class History {
   readonly #holds: StoredHold[] = []
+  readonly #observations: StoredObservation[] = []
+  /** per observer and `namespace/key`: when it stopped observing */
+  readonly #stopped = new Map<string, number>()
 
   record(hold: Hold): void {
     this.#holds.push({ ...hold, namespace: hold.namespace ?? DEFAULT_NAMESPACE })
@@ -170,6 +225,67 @@ export class History {
     return longest
   }
 
+  /** Something an election's observer was shown (record them in the order received). */
+  observe(o: Observation): void {
+    this.#observations.push({ ...o, namespace: o.namespace ?? ELECTIONS })
+  }
+
+  /** The observer stopped watching `key` at `at`: what it showed last it showed until then. */
+  observerStopped(observer: string, key: string, at: number, namespace = ELECTIONS): void {
+    this.#stopped.set(observerId(observer, namespace, key), at)
+  }
+
+  /** How many holds were recorded in `namespace` (an election's: its terms granted). */
+  holdsIn(namespace: string): number {
+    return this.#holds.filter((h) => h.namespace === namespace).length
+  }
+
+  /** The highest fence (an election's term) recorded on `key`, 0 when none. */
+  highestFence(key: string, namespace = DEFAULT_NAMESPACE): number {
+    let highest = 0
+    for (const h of this.#holds) if (h.key === key && h.namespace === namespace) highest = Math.max(highest, h.fence)
+    return highest
+  }
+
+  get observations(): number {
+    return this.#observations.length
+  }
+
+  /**
+   * Each observer's sequence of terms never goes back, never shows a term as leader again once it
+   * showed it vacant, never shows a leader longer than `staleAfterMs` after the term surely ended (its
+   * hold's endedBy, or the arrival of a later term's grant), and ends on the true final state.
+   */
+  checkObservers(rules: ObserverRules): ObserverViolation[] {
+    const out: ObserverViolation[] = []
+    const endedBy = termEnds(this.#holds)
+    const sequences = new Map<string, StoredObservation[]>()
+    for (const o of this.#observations) {
+      const id = observerId(o.observer, o.namespace, o.key)
+      const seq = sequences.get(id)
+      if (seq) seq.push(o)
+      else sequences.set(id, [o])
+    }
+    for (const id of this.#stopped.keys()) if (!sequences.has(id)) sequences.set(id, [])
+    for (const [id, seq] of sequences) {
+      const [observer, namespace, key] = id.split('\u0000') as [string, string, string]
+      const where = `${namespace}/${key}`
+      const report = (kind: ObserverViolation['kind'], message: string) => out.push({ kind, observer, key: where, message })
+      seq.sort((x, y) => x.at - y.at)
+      checkRegression(seq, report)
+      checkStale(seq, this.#stopped.get(id), endedBy.get(`${namespace}\u0000${key}`), rules, report)
+      const final = rules.final?.get(where)
+      const last = seq.at(-1)
+      if (final && (last?.term !== final.term || last.leader !== final.leader)) {
+        report(
+          'observer_final',
+          `${observer} on ${where} ended on ${last ? shown(last) : 'nothing'}, but the final state is ${shown(final)}`,
+        )
+      }
+    }
+    return out
+  }
+
   /** All violations (empty = safe). */
   check(): Violation[] {
     const violations: Violation[] = []
@@ -205,7 +321,7 @@ export class History {
   }
 }
 
-function groupByKey(holds: StoredHold[]): Map<string, StoredHold[]> {
+function groupByKey(holds: readonly StoredHold[]): Map<string, StoredHold[]> {
   const groups = new Map<string, StoredHold[]>()
   for (const h of holds) {
     const id = `${h.namespace}\u0000${h.key}`
@@ -420,4 +536,78 @@ function describe(h: Hold): string {
 
 function ms(n: number): string {
   return n.toFixed(3)
+}
+
+function observerId(observer: string, namespace: string, key: string): string {
+  return `${observer}\u0000${namespace}\u0000${key}`
+}
+
+function shown(o: { term: number; leader: boolean }): string {
+  return o.leader ? `term ${o.term}'s leader` : `no leader (after term ${o.term})`
+}
+
+/**
+ * Per `namespace\u0000key`: by when each term (fence) had surely ended on the service: its hold's
+ * endedBy, or the arrival of any later term's grant, whichever is first.
+ */
+function termEnds(holds: readonly StoredHold[]): Map<string, Map<number, number>> {
+  const out = new Map<string, Map<number, number>>()
+  for (const [id, group] of groupByKey(holds)) {
+    const ends = new Map<number, number>()
+    // By fence, highest first: the earliest grant arrival among higher fences ends every lower one.
+    let laterGrant = Infinity
+    for (const h of [...group].sort((x, y) => y.fence - x.fence)) {
+      const end = Math.min(h.endedBy ?? Infinity, laterGrant)
+      if (Number.isFinite(end)) ends.set(h.fence, Math.min(end, ends.get(h.fence) ?? Infinity))
+      laterGrant = Math.min(laterGrant, h.start)
+    }
+    out.set(id, ends)
+  }
+  return out
+}
+
+function checkRegression(seq: readonly StoredObservation[], report: (kind: 'observer_regression', message: string) => void): void {
+  let highest: StoredObservation | undefined
+  let vacated = -Infinity // the highest term shown vacant
+  for (const o of seq) {
+    if (highest && o.term < highest.term) {
+      report(
+        'observer_regression',
+        `at ${ms(o.at)} ${o.observer} was shown ${shown(o)} (${o.event}) after ${shown(highest)} at ${ms(highest.at)}`,
+      )
+    } else if (o.leader && o.term <= vacated) {
+      report('observer_regression', `at ${ms(o.at)} ${o.observer} was shown ${shown(o)} (${o.event}) after it was shown vacant`)
+    }
+    if (!highest || o.term >= highest.term) highest = o
+    if (!o.leader) vacated = Math.max(vacated, o.term)
+  }
+}
+
+/**
+ * An observer showed term T's leader from one observation until its next (or until it stopped): a
+ * violation when that lasted past T's sure end + staleAfterMs. A deadline inside an excused window
+ * moves to the window's end + staleAfterMs.
+ */
+function checkStale(
+  seq: readonly StoredObservation[],
+  stoppedAt: number | undefined,
+  ends: ReadonlyMap<number, number> | undefined,
+  rules: ObserverRules,
+  report: (kind: 'observer_stale', message: string) => void,
+): void {
+  const excused = [...(rules.excused ?? [])].sort((x, y) => x[0] - y[0])
+  seq.forEach((o, i) => {
+    const until = seq[i + 1]?.at ?? stoppedAt
+    const ended = ends?.get(o.term)
+    if (!o.leader || until === undefined || ended === undefined) return
+    let deadline = ended + rules.staleAfterMs
+    for (const [from, to] of excused) if (from <= deadline && to + rules.staleAfterMs > deadline) deadline = to + rules.staleAfterMs
+    if (until > deadline) {
+      report(
+        'observer_stale',
+        `${o.observer} showed ${shown(o)} (${o.event} at ${ms(o.at)}) until ${ms(until)}, but the term had ended by ${ms(ended)}` +
+          ` (${ms(until - ended)} ms, allowed ${rules.staleAfterMs})`,
+      )
+    }
+  })
 }

@@ -1,11 +1,12 @@
 /**
  * Hold kinds the chaos clients use, one module each. A kind says which hold a client asks for on a key
  * (its HTTP path, and its mode and namespace for the history checker) and which hold proves at the end
- * that the key is grantable again. To add one (a semaphore, a session-bound hold), write a module
+ * that the key is grantable again. To add one (a semaphore, a session-bound hold, an election), write a module
  * exporting a HoldKind and list it here.
  */
 import type { HoldMode } from '../../harness/history.js'
 import type { Rng } from '../prng.js'
+import { election } from './election.js'
 import { exclusive } from './exclusive.js'
 import { rw } from './rw.js'
 import { semaphore } from './semaphore.js'
@@ -28,6 +29,11 @@ export interface HoldSpec {
   limit?: number
   /** Bound to a session opened for the attempt (POST /sessions): kept alive and released through it */
   session?: boolean
+  /**
+   * An election's candidacy: POST `${path}/campaign` with a JSON body (candidate, value, ttlMs, waitMs,
+   * session, token), the grant's term as its fence, new values proclaimed (PUT `${path}/proclaim`) while leader
+   */
+  election?: boolean
   /** The hold's lock-delay (?lockDelay=), for the share of acquires that set one (withLockDelay) */
   lockDelayMs?: number
 }
@@ -41,6 +47,7 @@ export const MAX_CHAOS_LOCK_DELAY_MS = 1_000
  * one, so the history checker covers holds with a delay and their refusals (409 lock_delayed).
  */
 export function withLockDelay(rng: Rng, spec: HoldSpec): HoldSpec {
+  if (spec.election) return spec // a campaign takes no lock-delay
   return rng.chance(LOCK_DELAY_SHARE) ? { ...spec, lockDelayMs: rng.int(50, MAX_CHAOS_LOCK_DELAY_MS) } : spec
 }
 
@@ -52,7 +59,7 @@ export interface HoldKind {
   probe(key: string): HoldSpec
 }
 
-const registry: Readonly<Record<string, HoldKind>> = { exclusive, rw, semaphore, session }
+const registry: Readonly<Record<string, HoldKind>> = { exclusive, rw, semaphore, session, election }
 
 export function kindNames(): string[] {
   return Object.keys(registry)

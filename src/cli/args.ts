@@ -3,13 +3,14 @@ import { readFileSync } from 'node:fs'
 import { parseDuration } from '../contract/duration.js'
 import { keyPrefixRule, lockKeyRule, ownerRule, tokenRule } from '../contract/patterns.js'
 import type { HoldMode } from '../contract/wire.js'
+import { addElectionCommands, ELECTION_EXIT_CODES, type ElectionCommand } from './elect-args.js'
 import { UsageError } from './exit.js'
 
 export const DEFAULT_URL = 'http://127.0.0.1:8080'
 export const DEFAULT_GRACE_MS = 3000
 
 export interface Options {
-  command: 'run' | 'acquire' | 'renew' | 'release' | 'status' | 'list' | 'check'
+  command: 'run' | 'acquire' | 'renew' | 'release' | 'status' | 'list' | 'check' | ElectionCommand
   url: string
   key: string | undefined
   lockKey: string
@@ -34,10 +35,14 @@ export interface Options {
   /** list: print at most this many */
   limit: number | undefined
   json: boolean
-  /** run: CMD and its arguments */
+  /** run, elect: CMD and its arguments */
   cmd: string[]
   /** check: the fence asked about */
   fence?: number
+  /** elect: the candidate's label, the value it announces, and whether to campaign again after each term */
+  candidate: string | undefined
+  value: string | undefined
+  requeue: boolean
 }
 
 /** `--help`, `help [COMMAND]` or `--version`: print `text`, exit 0. */
@@ -48,8 +53,8 @@ export interface Help {
 
 /** The option values commander hands over, as checked by the parsers below. */
 type Values = Partial<
-  Record<'url' | 'key' | 'ttl' | 'wait' | 'token' | 'grace' | 'prefix' | 'owner' | 'lockDelay', string> &
-    Record<'read' | 'write' | 'rw' | 'semaphore' | 'json', true> & { limit: number; permits: number }
+  Record<'url' | 'key' | 'ttl' | 'wait' | 'token' | 'grace' | 'prefix' | 'owner' | 'lockDelay' | 'candidate' | 'value', string> &
+    Record<'read' | 'write' | 'rw' | 'semaphore' | 'json' | 'requeue', true> & { limit: number; permits: number }
 >
 
 const EPILOGUE = `
@@ -76,7 +81,8 @@ Exit codes:
          (409 limit_mismatch), or a holder asked again for other --permits (permits_mismatch)
   126    run: CMD could not be executed;  127: CMD was not found
   128+N  run: CMD died by signal N (or lockctl got signal N before CMD started)
-  other  run: CMD's own exit code`
+  other  run: CMD's own exit code
+${ELECTION_EXIT_CODES}`
 
 const RUN = `Acquire KEY, run CMD while holding it, release it when CMD exits.
 CMD gets LOCK_KEY, LOCK_FENCE (pass it to the resource you protect) and LOCK_TOKEN in its environment
@@ -233,6 +239,7 @@ function program(out: (text: string) => void, chosen: (command: Command) => void
     .addOption(rw())
     .addOption(semaphore('the held semaphores'))
     .option('--json', 'print each lock as one line of JSON instead')
+  addElectionCommands(command, { duration, matching })
   return lockctl
 }
 
@@ -259,10 +266,12 @@ export function parse(argv: readonly string[], env: Record<string, string | unde
   const command = sub.name() as Options['command']
   const [lockKey = '', ...extra] = sub.args
 
-  if (dashes !== -1 && command !== 'run') throw new UsageError(`${command} does not take a command after --`)
-  if (command === 'run' && extra.length > 0)
-    throw new UsageError(`put the command after --: lockctl run ${lockKey} [options] -- ${extra.join(' ')}`)
-  if (command === 'run' && cmd.length === 0) throw new UsageError('run needs a command: lockctl run KEY [options] -- CMD [ARGS...]')
+  const runs = command === 'run' || command === 'elect'
+  const what = command === 'elect' ? 'NAME' : 'KEY'
+  if (dashes !== -1 && !runs) throw new UsageError(`${command} does not take a command after --`)
+  if (runs && extra.length > 0)
+    throw new UsageError(`put the command after --: lockctl ${command} ${lockKey} [options] -- ${extra.join(' ')}`)
+  if (runs && cmd.length === 0) throw new UsageError(`${command} needs a command: lockctl ${command} ${what} [options] -- CMD [ARGS...]`)
 
   const v = sub.optsWithGlobals<Values>()
   const url = v.url ?? (env.LOCK_SERVICE_URL || DEFAULT_URL)
@@ -298,6 +307,9 @@ export function parse(argv: readonly string[], env: Record<string, string | unde
     json: v.json ?? false,
     cmd,
     ...(command === 'check' ? { fence: Number(extra[0]) } : {}),
+    candidate: v.candidate,
+    value: v.value,
+    requeue: v.requeue ?? false,
   }
 }
 

@@ -1,15 +1,7 @@
 /** The hold of one `lockctl run` as the service sees it: the run it belongs to, its lease, renewing and releasing it. */
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
-import {
-  BackendUnavailableError,
-  LockServiceError,
-  type Client,
-  type Grant,
-  type HoldRoutes,
-  type PermitGrant,
-  type Released,
-} from '@lock-service/client'
+import { BackendUnavailableError, LockServiceError, type Client, type WatchEvent, type WatchOptions } from '@lock-service/client'
 import type { Options } from './args.js'
 import { describeAnswer } from './answers.js'
 import { REQUEST_TIMEOUT_MS, type AnyGrant } from './commands.js'
@@ -20,15 +12,28 @@ const RELEASE_BUDGET_MS = 5_000
 /** The same after the lock was lost: a courtesy that must not hold up the exit for long. */
 export const LOST_RELEASE_BUDGET_MS = 1_000
 
+/**
+ * What keeping a hold needs of its routes: a lock's (the client's HoldRoutes) or an election's
+ * leadership (renew, resign, watch).
+ */
+export interface KeptRoutes {
+  renew(key: string, token: string, options: { timeoutMs?: number; signal?: AbortSignal }): Promise<{ validityMs: number }>
+  release(key: string, token: string, options: { timeoutMs?: number }): Promise<object>
+  watch(key: string, token: string, options: WatchOptions): Promise<WatchEvent>
+}
+
+/** What keeping a hold needs of its grant (a lock's, or a leadership whose fence is its term). */
+export type LeaseGrant = Pick<AnyGrant, 'token' | 'fence' | 'ttlMs' | 'validityMs'>
+
 /** What one `lockctl run` works on, and how its messages name it ("run KEY"). */
 export interface Run {
   client: Client
-  routes: HoldRoutes<Grant | PermitGrant>
+  routes: KeptRoutes
   context: string
   warn: (line: string) => void
   /** The hold as a session lists it. */
   key: string
-  kind: Options['mode']
+  kind: Options['mode'] | 'leader'
   /** The run's session (POST /sessions), when the service has sessions: the hold is bound to it. */
   session?: string
   /** Its TTL. */
@@ -37,7 +42,7 @@ export interface Run {
 
 /** The hold, and until when (performance.now()) its last grant or renew is valid. */
 export interface Lease {
-  grant: AnyGrant
+  grant: LeaseGrant
   deadline: number
   validityMs: number
 }
@@ -85,9 +90,9 @@ function renewalOf(err: LockServiceError, what: 'renew' | 'keepalive'): Renewal 
  * DELETE the hold, retrying transient failures (network, 503) within `budgetMs`. Resolves to the
  * answer, the service's error, or a description of the last network failure.
  */
-export async function releaseHold(run: Run, token: string, budgetMs = RELEASE_BUDGET_MS): Promise<Released | LockServiceError | string> {
+export async function releaseHold(run: Run, token: string, budgetMs = RELEASE_BUDGET_MS): Promise<object | string> {
   const until = performance.now() + budgetMs
-  let last: Released | LockServiceError | string = 'not attempted'
+  let last: LockServiceError | string = 'not attempted'
   for (let attempt = 0; ; attempt++) {
     const left = until - performance.now()
     if (left < 50) return last

@@ -8,6 +8,8 @@ import { Client } from '@lock-service/client'
 import { check } from './check.js'
 import { acquire, list, release, renew, REQUEST_TIMEOUT_MS, status } from './commands.js'
 import { CliError, EXIT } from './exit.js'
+import { elect } from './elect.js'
+import { leader, observe } from './observe.js'
 import { runLocked } from './run.js'
 
 const print = (line: string): void => {
@@ -40,6 +42,12 @@ export async function main(argv: readonly string[], env: Record<string, string |
         return await list(client, o, print)
       case 'check':
         return await check(client, o, print)
+      case 'elect':
+        return await elect(client, o, warn)
+      case 'leader':
+        return await leader(client, o, print)
+      case 'observe':
+        return await observe(client, o, print, warn)
     }
   } catch (err) {
     if (err instanceof CliError) {

@@ -7,14 +7,14 @@ import { call, describeAnswer, failure } from './answers.js'
 import { describeHold, REQUEST_TIMEOUT_MS, requestGrant, routesOf, ttlMsOf, type AnyGrant } from './commands.js'
 import { CliError, EXIT } from './exit.js'
 import { Keeper, watchHold } from './keeper.js'
-import { LOST_RELEASE_BUDGET_MS, releaseHold, renewOnce, type Lease, type Lost, type Renewal, type Run } from './lease.js'
+import { LOST_RELEASE_BUDGET_MS, releaseHold, renewOnce, type Lease, type LeaseGrant, type Lost, type Renewal, type Run } from './lease.js'
 import { signalExitCode, Signals } from './signals.js'
 
 /** Bound on closing the run's session at the end. */
 const SESSION_CLOSE_BUDGET_MS = 1_000
 
 /** How CMD ended, and whether the lock was kept until then. */
-interface Ended {
+export interface Ended {
   code: number | null
   signal: NodeJS.Signals | null
   lost: Lost | undefined
@@ -52,7 +52,7 @@ export async function runLocked(client: Client, o: Options, warn: (line: string)
  * a keepalive renews it. A service without sessions (404 on POST /sessions): the hold is renewed on
  * its own, as before.
  */
-async function openSession(run: Run, o: Options, interrupted: AbortSignal): Promise<Pick<Run, 'session' | 'sessionTtlMs'>> {
+export async function openSession(run: Run, o: Options, interrupted: AbortSignal): Promise<Pick<Run, 'session' | 'sessionTtlMs'>> {
   const ttlMs = ttlMsOf(o)
   const open = () =>
     run.client.sessions.open({ ttlMs, owner: o.owner }).catch((err: unknown) => {
@@ -64,7 +64,7 @@ async function openSession(run: Run, o: Options, interrupted: AbortSignal): Prom
 }
 
 /** Ends the run's session (best effort: it lapses by itself otherwise). */
-async function closeSession(run: Run): Promise<void> {
+export async function closeSession(run: Run): Promise<void> {
   if (run.session === undefined) return
   try {
     await run.client.sessions.close(run.session, { timeoutMs: SESSION_CLOSE_BUDGET_MS })
@@ -101,7 +101,7 @@ async function acquire(run: Run, o: Options, interrupted: AbortSignal): Promise<
 }
 
 /** Keeps the run's session alive while its acquire waits in line (every third of its TTL). */
-async function keepAliveWhileWaiting(run: Run, stop: AbortSignal): Promise<void> {
+export async function keepAliveWhileWaiting(run: Run, stop: AbortSignal): Promise<void> {
   while (!stop.aborted) {
     try {
       await sleep((run.sessionTtlMs ?? 3000) / 3, undefined, { signal: stop })
@@ -118,7 +118,7 @@ async function keepAliveWhileWaiting(run: Run, stop: AbortSignal): Promise<void>
  * would leave little of the window, so a renew (which does not wait: its own send time is a close
  * bound) re-anchors it before CMD starts.
  */
-async function reanchor(run: Run, grant: AnyGrant, sent: number, interrupted: AbortSignal): Promise<Lease> {
+export async function reanchor(run: Run, grant: LeaseGrant, sent: number, interrupted: AbortSignal): Promise<Lease> {
   if (performance.now() - sent <= grant.validityMs / 3) return { grant, deadline: sent + grant.validityMs, validityMs: grant.validityMs }
   const renewSent = performance.now()
   let renewed: Renewal
@@ -138,16 +138,20 @@ async function reanchor(run: Run, grant: AnyGrant, sent: number, interrupted: Ab
   throw new CliError(EXIT.unavailable, `${run.context}: ${renewed.answer}`)
 }
 
-/** Runs CMD in its own process group (so that stopping it reaches its children too), keeping the lock until it exits. */
-async function runCommand(run: Run, o: Options, lease: Lease, signals: Signals): Promise<Ended> {
-  const [file, ...args] = o.cmd as [string, ...string[]]
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    LOCK_KEY: o.lockKey,
-    LOCK_FENCE: String(lease.grant.fence),
-    LOCK_TOKEN: lease.grant.token,
-  }
+/** What CMD learns of its lock: LOCK_KEY, LOCK_FENCE, LOCK_TOKEN (and LOCK_PERMITS). */
+function lockEnv(o: Options, lease: Lease): Record<string, string> {
+  const env: Record<string, string> = { LOCK_KEY: o.lockKey, LOCK_FENCE: String(lease.grant.fence), LOCK_TOKEN: lease.grant.token }
   if (o.permits) env.LOCK_PERMITS = String(o.permits.permits)
+  return env
+}
+
+/**
+ * Runs CMD in its own process group (so that stopping it reaches its children too), keeping the hold
+ * until it exits; `holdEnv` is what CMD learns of the hold (a lock's by default).
+ */
+export async function runCommand(run: Run, o: Options, lease: Lease, signals: Signals, holdEnv = lockEnv(o, lease)): Promise<Ended> {
+  const [file, ...args] = o.cmd as [string, ...string[]]
+  const env: NodeJS.ProcessEnv = { ...process.env, ...holdEnv }
   const child = spawn(file, args, { stdio: 'inherit', env, detached: true })
   signals.child = child
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
@@ -174,7 +178,7 @@ async function runCommand(run: Run, o: Options, lease: Lease, signals: Signals):
 }
 
 /** After CMD: release the lock (if it was kept) and say how it went; resolves to lockctl's exit code. */
-async function finish(run: Run, grant: AnyGrant, ended: Ended, signals: Signals): Promise<number> {
+export async function finish(run: Run, grant: LeaseGrant, ended: Ended, signals: Signals): Promise<number> {
   if (ended.lost) {
     signals.toGroup('SIGKILL', true) // whatever is left of CMD's group has no lock either
     if (!ended.lost.gone) await releaseHold(run, grant.token, LOST_RELEASE_BUDGET_MS)

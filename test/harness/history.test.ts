@@ -1,5 +1,5 @@
 import t from 'tap'
-import { History, type Hold, type HoldMode, type Violation } from '../../harness/history.js'
+import { History, type Hold, type HoldMode, type Observation, type ObserverRules, type Violation } from '../../harness/history.js'
 
 function hold(over: Partial<Hold> & Pick<Hold, 'fence' | 'start' | 'end'>): Hold {
   return { key: 'k', mode: 'exclusive', client: `c${over.fence}`, ...over }
@@ -493,4 +493,165 @@ t.test('the longest pause between grants, over every key', async (t) => {
   h.record(hold({ key: 'b', fence: 1, start: 500, end: 510 }))
   h.record(hold({ key: 'a', fence: 2, start: 200, end: 210 }))
   t.equal(h.longestPauseBetweenGrants(), 300, 'from 200 to 500, whatever the order they were recorded in')
+})
+
+/** A leader's term as the checker sees it: an exclusive hold in 'elections' whose fence is the term. */
+function term(n: number, start: number, end: number, more: Partial<Hold> = {}): Hold {
+  return {
+    key: 'e',
+    namespace: 'elections',
+    mode: 'exclusive',
+    client: `leader${n}`,
+    fence: n,
+    start,
+    end,
+    requestStartedAt: start - 1,
+    ...more,
+  }
+}
+
+/** An election history: terms 1..3 one after another, ended by their release (endedBy) at 100, 200, 300. */
+function election(): History {
+  const h = new History()
+  h.record(term(1, 0, 99, { endedBy: 100 }))
+  h.record(term(2, 110, 199, { endedBy: 200 }))
+  h.record(term(3, 210, 299, { endedBy: 300 }))
+  return h
+}
+
+type Shown = Pick<Observation, 'at' | 'term' | 'leader'> & Partial<Observation>
+const observe = (h: History, observer: string, ...shown: Shown[]): void => {
+  for (const s of shown) h.observe({ key: 'e', observer, event: s.leader ? 'elected' : 'vacant', ...s })
+}
+/** o1 follows the election faithfully, each change within 10 ms. */
+function faithful(h: History): void {
+  observe(
+    h,
+    'o1',
+    { at: 5, term: 1, leader: true },
+    { at: 105, term: 1, leader: false },
+    { at: 115, term: 2, leader: true },
+    { at: 205, term: 2, leader: false },
+    { at: 215, term: 3, leader: true },
+    { at: 305, term: 3, leader: false },
+  )
+  h.observerStopped('o1', 'e', 1000)
+}
+const RULES = { staleAfterMs: 50, final: new Map([['elections/e', { term: 3, leader: false }]]) }
+const observerKinds = (h: History, rules: ObserverRules = RULES) => h.checkObservers(rules).map((v) => v.kind)
+
+t.test('elections: a faithful history and observer pass', async (t) => {
+  const h = election()
+  faithful(h)
+  t.same(h.check(), [], 'leaders one after another, terms rising')
+  t.same(h.checkObservers(RULES), [], 'the observer followed every change in time and ended on the final state')
+  t.equal(h.observations, 6)
+})
+
+t.test('elections: two leaders whose windows overlap fail', async (t) => {
+  const h = election()
+  h.record(term(4, 250, 350, { client: 'usurper' }))
+  const vs = h.check()
+  t.same(kinds(vs), ['overlap'])
+  t.match(vs[0]?.message, /overlap on elections\/e: leader3 .*usurper/)
+})
+
+t.test('elections: a term lower than one granted before it fails', async (t) => {
+  const h = election()
+  h.record(term(2, 400, 450, { client: 'late', endedBy: 450 }))
+  t.same(kinds(h.check()), ['duplicate_fence', 'fence_order'], 'the same term twice, and after term 3')
+  const inverted = election()
+  inverted.record(term(1, 400, 450, { fence: 0, client: 'back' }))
+  t.same(kinds(inverted.check()), ['fence_order'], 'a term granted after term 3 with a lower number')
+  const vs = inverted.check()
+  t.match(vs[0]?.message, /leader3 .*fence 3.*back .*fence 0/)
+})
+
+t.test('elections: an observer whose term goes back fails', async (t) => {
+  const h = election()
+  faithful(h)
+  observe(h, 'o2', { at: 120, term: 2, leader: true }, { at: 130, term: 1, leader: true }, { at: 305, term: 3, leader: false })
+  h.observerStopped('o2', 'e', 1000)
+  const vs = h.checkObservers(RULES)
+  t.same(
+    vs.map((v) => [v.kind, v.observer]),
+    [
+      ['observer_regression', 'o2'],
+      ['observer_stale', 'o2'],
+    ],
+    'and term 1 (ended at 100) was shown until 305',
+  )
+  t.match(vs[0]?.message, /o2 was shown term 1's leader \(elected\) after term 2's leader/)
+
+  const revived = election()
+  observe(revived, 'o3', { at: 5, term: 1, leader: true }, { at: 105, term: 1, leader: false }, { at: 106, term: 1, leader: true })
+  observe(revived, 'o3', { at: 305, term: 3, leader: false })
+  t.same(observerKinds(revived), ['observer_regression', 'observer_stale'], 'a term shown as leader again after it was shown vacant')
+
+  const resync = election()
+  observe(
+    resync,
+    'o4',
+    { at: 5, term: 1, leader: true },
+    { at: 250, term: 3, leader: true, event: 'resync' },
+    { at: 305, term: 3, leader: false },
+  )
+  resync.observerStopped('o4', 'e', 1000)
+  t.same(observerKinds(resync), ['observer_stale'], 'a resync may skip terms (it is not a regression), but term 1 was shown too long')
+  const prompt = election()
+  observe(
+    prompt,
+    'o5',
+    { at: 5, term: 1, leader: true },
+    { at: 130, term: 2, leader: true, event: 'resync' },
+    { at: 240, term: 3, leader: true, event: 'resync' },
+    { at: 305, term: 3, leader: false },
+  )
+  t.same(observerKinds(prompt), [], 'resyncs in time that skip vacancies are fine')
+})
+
+t.test('elections: an observer left showing an ended term fails', async (t) => {
+  const h = election()
+  observe(h, 'o1', { at: 5, term: 1, leader: true }, { at: 215, term: 3, leader: true }, { at: 305, term: 3, leader: false })
+  const vs = h.checkObservers(RULES)
+  t.same(
+    vs.map((v) => v.kind),
+    ['observer_stale'],
+    'term 1 ended at 100 (released) and was still shown at 215',
+  )
+  t.match(vs[0]?.message, /o1 showed term 1's leader \(elected at 5\.000\) until 215\.000, but the term had ended by 100\.000/)
+
+  const byNextGrant = new History()
+  byNextGrant.record(term(1, 0, 99)) // abandoned: no endedBy, so only the next grant bounds it
+  byNextGrant.record(term(2, 400, 450, { endedBy: 460 }))
+  observe(byNextGrant, 'o1', { at: 5, term: 1, leader: true }, { at: 430, term: 2, leader: true }, { at: 470, term: 2, leader: false })
+  const final = { staleAfterMs: 20, final: new Map([['elections/e', { term: 2, leader: false }]]) }
+  t.same(observerKinds(byNextGrant, final), ['observer_stale'], 'term 2 arrived at 400: term 1 had ended by then')
+  t.same(observerKinds(byNextGrant, { ...final, staleAfterMs: 40 }), [], 'within the watch timing')
+  t.same(
+    observerKinds(byNextGrant, { ...final, excused: [[390, 415]] }),
+    [],
+    'a fault window around the deadline moves it to the window end + staleAfterMs',
+  )
+
+  const stopped = election()
+  observe(stopped, 'o1', { at: 215, term: 3, leader: true })
+  stopped.observerStopped('o1', 'e', 400)
+  t.same(observerKinds(stopped, { staleAfterMs: 50 }), ['observer_stale'], 'shown until it stopped, long after term 3 ended at 300')
+  t.same(observerKinds(stopped), ['observer_stale', 'observer_final'], 'and it never saw the final vacancy')
+})
+
+t.test('elections: every observer must end on the true final state', async (t) => {
+  const h = election()
+  faithful(h)
+  t.same(observerKinds(h, { staleAfterMs: 50, final: new Map([['elections/e', { term: 4, leader: true }]]) }), ['observer_final'])
+  const silent = election()
+  silent.observerStopped('quiet', 'e', 1000)
+  const vs = silent.checkObservers(RULES)
+  t.same(
+    vs.map((v) => v.kind),
+    ['observer_final'],
+  )
+  t.match(vs[0]?.message, /quiet on elections\/e ended on nothing, but the final state is no leader \(after term 3\)/)
+  t.same(observerKinds(h, { staleAfterMs: 50, final: new Map([['elections/other', { term: 1, leader: true }]]) }), [], 'per election')
 })
