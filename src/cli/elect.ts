@@ -5,15 +5,14 @@
  * the term, so `run`'s machinery keeps it: its session, re-anchoring, keeper (renewals and the watch),
  * process group and release.
  */
-import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { LockHeldError, type Client } from '@lock-service/client'
 import type { Options } from './args.js'
 import { call } from './answers.js'
 import { ttlMsOf } from './commands.js'
 import { CliError, EXIT } from './exit.js'
-import { releaseHold, type KeptRoutes, type Lease, type LeaseGrant, type Run } from './lease.js'
-import { closeSession, finish, keepAliveWhileWaiting, openSession, reanchor, runCommand } from './run.js'
+import type { KeptRoutes, Lease, Run } from './lease.js'
+import { closeSession, finish, obtainLease, openSession, runCommand } from './run.js'
 import { FORWARDED_SIGNALS, signalExitCode, Signals } from './signals.js'
 
 /** --requeue: pauses before campaigning again after a refusal (held, too many waiters) and after the service failed. */
@@ -102,42 +101,26 @@ function electionEnv(o: Options, lease: Lease): Record<string, string> {
  * lease whose fence is the term, re-anchored after a long wait. A signal meanwhile abandons it
  * (AbortedError); a leadership that raced the signal, or that cannot be used, is resigned.
  */
-async function campaign(run: Run, o: Options, interrupted: AbortSignal): Promise<Lease> {
-  const sent = performance.now()
-  const waiting = new AbortController()
-  const keepingAlive = run.session === undefined || o.waitMs === 0 ? undefined : keepAliveWhileWaiting(run, waiting.signal)
-  let grant: LeaseGrant
-  try {
-    const campaigning = () =>
-      run.client.elections
-        .campaign(run.key, {
-          candidate: o.candidate ?? '',
-          value: o.value,
-          ttlMs: run.session === undefined ? ttlMsOf(o) : undefined,
-          waitMs: o.waitMs,
-          session: run.session,
-          retryBudgetMs: 0,
-          signal: interrupted,
-        })
-        .catch((err: unknown) => {
-          throw err instanceof LockHeldError ? heldBy(run.context, err.details) : err
-        })
+function campaign(run: Run, o: Options, interrupted: AbortSignal): Promise<Lease> {
+  const campaigning = () =>
+    run.client.elections
+      .campaign(run.key, {
+        candidate: o.candidate ?? '',
+        value: o.value,
+        ttlMs: run.session === undefined ? ttlMsOf(o) : undefined,
+        waitMs: o.waitMs,
+        session: run.session,
+        retryBudgetMs: 0,
+        signal: interrupted,
+      })
+      .catch((err: unknown) => {
+        throw err instanceof LockHeldError ? heldBy(run.context, err.details) : err
+      })
+  return obtainLease(run, o, interrupted, async () => {
     // The term is the leadership's fence.
     const { term, token, ttlMs, validityMs } = await call(run.context, campaigning, interrupted)
-    grant = { fence: term, token, ttlMs, validityMs }
-  } finally {
-    waiting.abort()
-    await keepingAlive
-  }
-  let ready = false
-  try {
-    const lease = await reanchor(run, grant, sent, interrupted)
-    if (interrupted.aborted) throw new Error('interrupted')
-    ready = true
-    return lease
-  } finally {
-    if (!ready) await releaseHold(run, grant.token)
-  }
+    return { fence: term, token, ttlMs, validityMs }
+  })
 }
 
 /** 409 lock_held: who leads (the body's leader), after how long a wait. */

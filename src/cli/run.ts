@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { Options } from './args.js'
 import { LockServiceError, type Client } from '@lock-service/client'
 import { call, describeAnswer, failure } from './answers.js'
-import { describeHold, REQUEST_TIMEOUT_MS, requestGrant, routesOf, ttlMsOf, type AnyGrant } from './commands.js'
+import { describeHold, REQUEST_TIMEOUT_MS, requestGrant, routesOf, ttlMsOf } from './commands.js'
 import { CliError, EXIT } from './exit.js'
 import { Keeper, watchHold } from './keeper.js'
 import { LOST_RELEASE_BUDGET_MS, releaseHold, renewOnce, type Lease, type LeaseGrant, type Lost, type Renewal, type Run } from './lease.js'
@@ -77,14 +77,22 @@ export async function closeSession(run: Run): Promise<void> {
  * Acquires the hold, ready for CMD. A signal meanwhile abandons it (AbortedError); a grant that raced
  * the signal, or that cannot be used, is released.
  */
-async function acquire(run: Run, o: Options, interrupted: AbortSignal): Promise<Lease> {
+function acquire(run: Run, o: Options, interrupted: AbortSignal): Promise<Lease> {
+  return obtainLease(run, o, interrupted, () => requestGrant(run.client, run.context, o, interrupted, run.session))
+}
+
+/**
+ * Asks for a hold with `request` (waiting in line up to --wait, the run's session kept alive meanwhile) and
+ * re-anchors it: the lease, ready for CMD. A grant that raced the signal, or that cannot be used, is released.
+ */
+export async function obtainLease(run: Run, o: Options, interrupted: AbortSignal, request: () => Promise<LeaseGrant>): Promise<Lease> {
   const sent = performance.now()
   // A wait in line may outlast the session's TTL: it is kept alive meanwhile.
   const waiting = new AbortController()
   const keepingAlive = run.session === undefined || o.waitMs === 0 ? undefined : keepAliveWhileWaiting(run, waiting.signal)
-  let grant: AnyGrant
+  let grant: LeaseGrant
   try {
-    grant = await requestGrant(run.client, run.context, o, interrupted, run.session)
+    grant = await request()
   } finally {
     waiting.abort()
     await keepingAlive
