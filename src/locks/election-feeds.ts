@@ -251,17 +251,27 @@ class Feed {
       const vacant: Observed = { term: before.leader.term, revision: 0, leader: null, ...(reason ? { reason } : {}) }
       if (reason && reason !== 'resigned' && reason !== 'force_released') this.feeds.metrics.electionVacancies.inc({ reason })
       this.emit('vacant', vacant)
-      if (!leader) return
-      return this.emit('elected', next)
+      if (leader) return this.emit('elected', next)
+      if (endedUnseen(look, vacant)) this.emit('vacant', next)
+      return
     }
     if (leader) return this.emit('elected', next)
-    // Still no leader: the same state (a later term counter alone is not news).
+    if (endedUnseen(look, before)) this.emit('vacant', next)
   }
 
   private emit(event: FeedEvent['event'], state: Observed): void {
     this.state = state
     for (const listener of [...this.listeners]) listener({ event, state })
   }
+}
+
+/**
+ * With no leader, whether a later term than `told` began and ended between two looks (a campaign and
+ * resignation within ms through another replica): its vacancy is news. Not while a term is being begun:
+ * the term shown is then only a number below it, and its stamp's push brings a look soon.
+ */
+function endedUnseen(look: ElectionState, told: Observed): boolean {
+  return !look.leader && look.pendingMs === 0 && look.term > told.term
 }
 
 function viewOf(leader: Leader): LeaderView {
