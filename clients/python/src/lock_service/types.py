@@ -177,10 +177,11 @@ class Session:
     ttl_ms: int
     expires_at: datetime
     owner: Optional[str] = None
+    lock_delay_ms: int = 0
 
     @classmethod
     def of(cls, b: Mapping[str, Any]) -> "Session":
-        return cls(b["id"], b["ttlMs"], time_of(b["expiresAt"]), b.get("owner"))
+        return cls(b["id"], b["ttlMs"], time_of(b["expiresAt"]), b.get("owner"), b.get("lockDelayMs", 0))
 
 
 @dataclass(frozen=True)
