@@ -385,7 +385,7 @@ class Conformance(TestCase):
             self.assertEqual(raised.exception.argument, "fence")
 
     def test_lock_delay(self) -> None:
-        k = key("lock-delay")
+        k = key("conformance-lock-delay")
         sent = time.monotonic()
         self.client.locks.acquire(k, ttl_ms=300, lock_delay_ms=1000)
         time.sleep(0.4)
