@@ -14,11 +14,13 @@ import { writeAuthFile } from '../../test/helpers/auth-file.js'
 const ADMIN_KEY = 'conformance-admin-key-000000000001'
 const SCOPED_KEY = 'conformance-scoped-key-00000000001'
 const SCOPED_PREFIX = 'scoped:'
+const READ_ONLY_KEY = 'conformance-readonly-key-000000001'
 const MAX_WAITERS = 3
 
 const authFile = writeAuthFile([
   { name: 'admin', secret: ADMIN_KEY, prefixes: [], admin: true },
   { name: 'scoped', secret: SCOPED_KEY, prefixes: [SCOPED_PREFIX] },
+  { name: 'read-only', secret: READ_ONLY_KEY, prefixes: [], admin: true, readOnly: true },
 ])
 const serviceEnv = { AUTH_FILE: authFile, MAX_WAITERS: String(MAX_WAITERS) }
 
@@ -117,6 +119,7 @@ process.stdout.write(
     adminKey: ADMIN_KEY,
     scopedKey: SCOPED_KEY,
     scopedPrefix: SCOPED_PREFIX,
+    readOnlyKey: READ_ONLY_KEY,
     maxWaiters: MAX_WAITERS,
   }) + '\n',
 )

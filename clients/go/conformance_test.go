@@ -34,6 +34,8 @@ var scenarios = map[string]func(t *testing.T){
 	"inspect_and_list":       inspectAndList,
 	"typed_errors":           typedErrors,
 	"bad_arguments":          badArguments,
+	"fence_check":            fenceCheck,
+	"lock_delay":             lockDelay,
 }
 
 func scenarioIDs(t *testing.T) []string {
@@ -597,6 +599,58 @@ func badArguments(t *testing.T) {
 		if err := c.WithLock(ctx, tc.key, tc.o, func(context.Context, *Hold) error { return nil }); !IsInvalidArgument(err) {
 			t.Errorf("%s (WithLock): %v", tc.name, err)
 		}
+	}
+}
+
+func fenceCheck(t *testing.T) {
+	ctx, c, k := ctxFor(t, 10*time.Second), admin(t), uniqueKey(t, "K")
+	expect := func(what string, got *FenceCheck, err error, current bool, fence int64, held bool) {
+		t.Helper()
+		must(t, err)
+		if got.Current != current || got.Held != held || (fence == 0) != (got.Fence == nil) || (got.Fence != nil && *got.Fence != fence) {
+			t.Fatalf("%s: %+v (fence %v), want current=%v fence=%d held=%v", what, got, got.Fence, current, fence, held)
+		}
+	}
+	g, err := c.AcquireGrant(ctx, k, AcquireOptions{TTL: 10 * time.Second})
+	must(t, err)
+	got, err := c.CheckFence(ctx, KindLock, k, g.Fence)
+	expect("its own fence", got, err, true, g.Fence, true)
+	got, err = c.CheckFence(ctx, KindLock, k, g.Fence-1)
+	expect("fence − 1", got, err, false, g.Fence, true)
+	_, err = c.Release(ctx, KindLock, k, g.Token)
+	must(t, err)
+	got, err = c.CheckFence(ctx, KindLock, k, g.Fence)
+	expect("after the release", got, err, false, 0, false)
+	readOnly := newClient(t, env.Service, env.ReadOnlyKey, Options{})
+	got, err = readOnly.CheckFence(ctx, KindLock, k, g.Fence)
+	expect("the read-only key's check", got, err, false, 0, false)
+	if _, err := readOnly.AcquireGrant(ctx, k, AcquireOptions{}); !IsForbidden(err) || !errors.Is(err, ErrForbidden) {
+		t.Fatalf("the read-only key's acquire: %v, want forbidden", err)
+	}
+	offline := newClient(t, "http://127.0.0.1:1", "", Options{})
+	for _, fence := range []int64{0, -1, 1 << 53} {
+		var ia *InvalidArgumentError
+		if _, err := offline.CheckFence(ctx, KindLock, k, fence); !errors.As(err, &ia) || ia.Argument != "fence" {
+			t.Errorf("fence %d: %v, want the invalid-argument error naming fence", fence, err)
+		}
+	}
+}
+
+func lockDelay(t *testing.T) {
+	ctx, c, k := ctxFor(t, 10*time.Second), admin(t), uniqueKey(t, "K")
+	sent := time.Now()
+	_, err := c.AcquireGrant(ctx, k, AcquireOptions{TTL: 300 * time.Millisecond, LockDelay: time.Second})
+	must(t, err)
+	time.Sleep(400 * time.Millisecond)
+	_, err = c.AcquireGrant(ctx, k, AcquireOptions{})
+	e, ok := ServiceError(err)
+	if !IsLockDelayed(err) || !errors.Is(err, ErrLockDelayed) || !ok || e.RetryAfter <= 0 || e.DelayedUntil.IsZero() {
+		t.Fatalf("an acquire after the lapse: %#v, want lock_delayed with RetryAfter and DelayedUntil", err)
+	}
+	_, err = c.AcquireGrant(ctx, k, AcquireOptions{Wait: 2 * time.Second})
+	must(t, err)
+	if after := time.Since(sent); after < 1300*time.Millisecond || after >= 2300*time.Millisecond {
+		t.Fatalf("the waiter was granted %v after the first acquire, want in [1.3 s, 2.3 s)", after)
 	}
 }
 

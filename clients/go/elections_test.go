@@ -174,3 +174,42 @@ func TestWhileLeaderBoundToASession(t *testing.T) {
 		t.Fatalf("WhileLeader: %v", err)
 	}
 }
+
+func TestCheckFenceOfEveryKind(t *testing.T) {
+	ctx, c, k := ctxFor(t, 15*time.Second), admin(t), uniqueKey(t, "F")
+	read, err := c.AcquireGrant(ctx, k, AcquireOptions{Kind: KindRead, TTL: 10 * time.Second})
+	must(t, err)
+	permit, err := c.AcquireGrant(ctx, k, AcquireOptions{Kind: KindPermit, Limit: 2, Permits: 1, TTL: 10 * time.Second})
+	must(t, err)
+	current := func(kind Kind, fence int64) *FenceCheck {
+		t.Helper()
+		got, err := c.CheckFence(ctx, kind, k, fence)
+		must(t, err)
+		return got
+	}
+	if !current(KindRead, read.Fence).Current || !current(KindWrite, read.Fence).Current {
+		t.Fatal("the read hold's fence is not current on the rwlock")
+	}
+	if !current(KindPermit, permit.Fence).Current {
+		t.Fatal("the permit's fence is not current on the semaphore")
+	}
+	if current(KindLock, read.Fence).Held {
+		t.Fatal("the lock of the same key is free")
+	}
+	l, err := c.Campaign(ctx, k, CampaignOptions{Candidate: "node-a", TTL: 10 * time.Second})
+	must(t, err)
+	if !current(KindLeader, l.Term).Current {
+		t.Fatal("the leader's term is not current")
+	}
+	must(t, l.Resign(ctx))
+	if gone := current(KindLeader, l.Term); gone.Current || gone.Held || gone.Fence != nil {
+		t.Fatalf("after the resignation: %+v", gone)
+	}
+	var ia *InvalidArgumentError
+	if _, err := c.CheckFence(ctx, KindLeader, k, 0); !errors.As(err, &ia) || ia.Argument != "term" {
+		t.Fatalf("term 0: %v", err)
+	}
+	if _, err := c.CheckFence(ctx, Kind("lock"), k, 1); !errors.As(err, &ia) || ia.Argument != "kind" {
+		t.Fatalf("an unknown kind: %v", err)
+	}
+}

@@ -24,6 +24,7 @@ type environment struct {
 	AdminKey     string `json:"adminKey"`
 	ScopedKey    string `json:"scopedKey"`
 	ScopedPrefix string `json:"scopedPrefix"`
+	ReadOnlyKey  string `json:"readOnlyKey"`
 	MaxWaiters   int    `json:"maxWaiters"`
 }
 

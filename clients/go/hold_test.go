@@ -263,3 +263,13 @@ func TestLockDelayKeepsAVanishedHoldersLockFree(t *testing.T) {
 		t.Fatalf("acquire in the delay: %v (%+v)", err, e)
 	}
 }
+
+func TestSessionLockDelayIsSent(t *testing.T) {
+	ctx, c := ctxFor(t, 5*time.Second), admin(t)
+	s, err := c.OpenSession(ctx, SessionOptions{TTL: 5 * time.Second, LockDelay: 1500 * time.Millisecond})
+	must(t, err)
+	defer func() { _, _ = c.CloseSession(context.Background(), s.ID) }()
+	if s.LockDelayMs != 1500 {
+		t.Fatalf("the session's lockDelayMs: %d, want 1500", s.LockDelayMs)
+	}
+}

@@ -332,3 +332,51 @@ func (c *Client) Readiness(ctx context.Context) (*Readiness, error) {
 	}
 	return out, nil
 }
+
+// FenceCheck is a fence check's answer, a snapshot: Current only while a live hold carries exactly
+// the fence asked about; Fence is then that fence, else the live hold's (nil when nothing is held);
+// Held: anything is held there.
+type FenceCheck struct {
+	Current bool   `json:"current"`
+	Fence   *int64 `json:"fence"`
+	Held    bool   `json:"held"`
+}
+
+// maxFence is the highest fence the service hands out (2^53 − 1, a JSON number's exact range).
+const maxFence = 1<<53 - 1
+
+// CheckFence asks whether fence is a live hold's fence on key right now: KindLock checks the lock,
+// KindRead and KindWrite the rwlock (its write hold or any read hold), KindPermit the semaphore (any
+// hold), KindLeader the election named key (fence is then its term). Pair the answer with the
+// resource's own write window: the hold may end the moment after.
+func (c *Client) CheckFence(ctx context.Context, kind Kind, key string, fence int64) (*FenceCheck, error) {
+	arg, resource := "fence", ""
+	switch kind {
+	case KindLock, "":
+		resource = "/locks/"
+	case KindRead, KindWrite:
+		resource = "/rwlocks/"
+	case KindPermit:
+		resource = "/semaphores/"
+	case KindLeader:
+		arg, resource = "term", "/elections/"
+	default:
+		return nil, invalid("kind", "must be one of exclusive, read, write, permit, leader")
+	}
+	if kind == KindLeader {
+		if err := validName(key); err != nil {
+			return nil, err
+		}
+	} else if err := validKey(key); err != nil {
+		return nil, err
+	}
+	if fence < 1 || fence > maxFence {
+		return nil, invalid(arg, "must be in 1 … 2^53 − 1, got "+strconv.FormatInt(fence, 10))
+	}
+	out := new(FenceCheck)
+	path := resource + url.PathEscape(key) + "/fence/" + strconv.FormatInt(fence, 10)
+	if _, err := c.call(ctx, request{method: http.MethodGet, path: path}, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

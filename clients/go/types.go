@@ -135,6 +135,8 @@ type Session struct {
 	TTLMs     int64     `json:"ttlMs"`
 	ExpiresAt time.Time `json:"expiresAt"`
 	Owner     string    `json:"owner,omitempty"`
+	// LockDelayMs: the lock-delay of its holds that give none of their own (0: none).
+	LockDelayMs int64 `json:"lockDelayMs"`
 }
 
 // SessionHold is a hold bound to a session.

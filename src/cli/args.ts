@@ -43,6 +43,8 @@ export interface Options {
   candidate: string | undefined
   value: string | undefined
   requeue: boolean
+  /** check: KEY is an election's name and FENCE its term (--election) */
+  election?: boolean
 }
 
 /** `--help`, `help [COMMAND]` or `--version`: print `text`, exit 0. */
@@ -54,7 +56,7 @@ export interface Help {
 /** The option values commander hands over, as checked by the parsers below. */
 type Values = Partial<
   Record<'url' | 'key' | 'ttl' | 'wait' | 'token' | 'grace' | 'prefix' | 'owner' | 'lockDelay' | 'candidate' | 'value', string> &
-    Record<'read' | 'write' | 'rw' | 'semaphore' | 'json' | 'requeue', true> & { limit: number; permits: number }
+    Record<'read' | 'write' | 'rw' | 'semaphore' | 'json' | 'requeue' | 'election', true> & { limit: number; permits: number }
 >
 
 const EPILOGUE = `
@@ -232,6 +234,9 @@ function program(out: (text: string) => void, chosen: (command: Command) => void
     .argument('<FENCE>', 'the fence to check (a whole number, 1 … 2^53 − 1)', fenceArgument)
     .addOption(rw())
     .addOption(semaphore('a hold'))
+    .addOption(
+      new Option('--election', "KEY is an election's name and FENCE a term: is it the leader's term now?").conflicts(['rw', 'semaphore']),
+    )
   command('list', 'print one line per held lock (an admin key when the service uses API keys)')
     .description(LIST)
     .option('--prefix <prefix>', 'only keys starting with this', matching(keyPrefixRule))
@@ -306,7 +311,7 @@ export function parse(argv: readonly string[], env: Record<string, string | unde
     limit: acquires ? undefined : v.limit,
     json: v.json ?? false,
     cmd,
-    ...(command === 'check' ? { fence: Number(extra[0]) } : {}),
+    ...(command === 'check' ? { fence: Number(extra[0]), election: v.election ?? false } : {}),
     candidate: v.candidate,
     value: v.value,
     requeue: v.requeue ?? false,

@@ -8,8 +8,8 @@ const redis = await startRedis({ t })
 const { app } = await startApp(t, [redis.url], { logLevel: 'warn' })
 const url = await app.listen({ port: 0, host: '127.0.0.1' })
 
-const grant = async (path: string) => {
-  const res = await app.inject({ method: 'POST', url: path })
+const grant = async (path: string, payload?: Record<string, unknown>) => {
+  const res = await app.inject({ method: 'POST', url: path, ...(payload ? { payload } : {}) })
   t.equal(res.statusCode, 201, path)
   return res.json() as { fence: number; token: string }
 }
@@ -34,6 +34,22 @@ t.test('--rw and --semaphore check those namespaces', async (t) => {
   t.equal((await lockctl(['check', 'cli:rw', String(read.fence)], { url })).code, 1, 'not under /locks')
   const permit = await grant('/semaphores/cli:sem?limit=2&ttl=30s')
   t.equal((await lockctl(['check', 'cli:sem', String(permit.fence), '--semaphore'], { url })).code, 0)
+})
+
+t.test("--election checks the election's term", async (t) => {
+  const { term, token } = (await grant('/elections/cli:leader/campaign', { candidate: 'node-1', ttlMs: 30_000 })) as unknown as {
+    term: number
+    token: string
+  }
+  const live = await lockctl(['check', 'cli:leader', String(term), '--election'], { url })
+  t.equal(live.code, 0, live.stderr)
+  t.same(JSON.parse(live.stdout), { current: true, fence: term, held: true })
+  t.equal((await lockctl(['check', 'cli:leader', String(term)], { url })).code, 1, 'not under /locks')
+  await app.inject({ method: 'DELETE', url: '/elections/cli:leader', headers: { 'lock-token': token } })
+  const gone = await lockctl(['check', 'cli:leader', String(term), '--election'], { url })
+  t.equal(gone.code, 1)
+  t.same(JSON.parse(gone.stdout), { current: false, fence: null, held: false })
+  t.equal((await lockctl(['check', 'cli:leader', String(term), '--election', '--rw'], { url })).code, 64, '--election with --rw')
 })
 
 t.test('a bad fence is a usage error (64) before any request; an unreachable service 69', async (t) => {

@@ -12,6 +12,7 @@ interface Environment {
   adminKey: string
   scopedKey: string
   scopedPrefix: string
+  readOnlyKey: string
   maxWaiters: number
 }
 
@@ -37,6 +38,12 @@ t.test('the conformance environment: keys, the dropping proxy, the fault stack, 
   t.equal((await post(`${env.service}/locks/conf-env-a`, { key: env.scopedKey })).status, 403, 'the scoped key is scoped')
   const granted = await post(`${env.service}/locks/${env.scopedPrefix}a`, { key: env.scopedKey })
   t.equal(granted.status, 201, 'the scoped key works under its prefix')
+  const grantedFence = Number(granted.body.fence)
+  t.equal((await post(`${env.service}/locks/conf-env-a`, { key: env.readOnlyKey })).status, 403, 'the read-only key may not acquire')
+  const checked = await fetch(`${env.service}/locks/${env.scopedPrefix}a/fence/${grantedFence}`, {
+    headers: { authorization: `Bearer ${env.readOnlyKey}` },
+  })
+  t.same(await checked.json(), { current: true, fence: grantedFence, held: true }, 'the read-only key may check a fence on any key')
 
   t.equal((await post(`${env.control}/proxy/drop-next-response`)).status, 200)
   const token = 'conformance-env-token-0001'

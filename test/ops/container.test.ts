@@ -175,7 +175,7 @@ t.test('every document a shipped file names is in the repository', async (t) => 
       e.isDirectory() ? walk(`${dir}/${e.name}`) : [`${dir}/${e.name}`],
     )
   const files = [...shipped, ...walk('src'), ...walk('scripts'), ...walk('deploy'), ...walk('docs')]
-  const repoFiles = [...files, ...walk('bench'), ...walk('test')]
+  const repoFiles = [...files, ...walk('bench'), ...walk('test'), ...walk('clients')]
   let named = 0
   for (const file of files) {
     for (const [doc] of read(file).matchAll(/[\w./-]*[\w-]+\.md\b/g)) {

@@ -82,8 +82,8 @@ class Api(TestCase):
 
     def test_session_verbs(self) -> None:
         sessions = self.client.sessions
-        session = sessions.open(ttl_ms=5000, owner="py-worker")
-        self.assertEqual((session.ttl_ms, session.owner), (5000, "py-worker"))
+        session = sessions.open(ttl_ms=5000, owner="py-worker", lock_delay_ms=1000)
+        self.assertEqual((session.ttl_ms, session.owner, session.lock_delay_ms), (5000, "py-worker", 1000))
         k = key("session-verbs")
         grant = self.client.locks.acquire(k, session=session.id)
         alive = sessions.keepalive(session.id)

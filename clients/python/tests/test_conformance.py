@@ -16,6 +16,7 @@ from lock_service import (
     Forbidden,
     InvalidArgument,
     LimitMismatch,
+    LockDelayed,
     LockHeld,
     LockLost,
     LockNotFound,
@@ -362,12 +363,46 @@ class Conformance(TestCase):
                 call()
             self.assertEqual(raised.exception.argument, argument)
 
+    def test_fence_check(self) -> None:
+        k = key("fence-check")
+        grant = self.client.locks.acquire(k, ttl_ms=10_000)
+        checked = self.client.locks.check_fence(k, grant.fence)
+        self.assertEqual((checked.current, checked.fence, checked.held), (True, grant.fence, True))
+        older = self.client.check_fence(k, grant.fence - 1)
+        self.assertEqual((older.current, older.fence, older.held), (False, grant.fence, True), "fence - 1")
+        self.client.locks.release(k, grant.token)
+        after = self.client.locks.check_fence(k, grant.fence)
+        self.assertEqual((after.current, after.fence, after.held), (False, None, False), "after the release")
+        read_only = Client(environment()["service"], api_key=environment()["readOnlyKey"])
+        seen = read_only.locks.check_fence(k, grant.fence)
+        self.assertEqual((seen.current, seen.fence, seen.held), (False, None, False), "the read-only key checks")
+        with self.assertRaises(Forbidden):
+            read_only.locks.acquire(k)
+        closed = Client("http://127.0.0.1:1")
+        for fence in (0, -1, 1.5, True, 2**53):
+            with self.assertRaises(InvalidArgument) as raised:
+                closed.locks.check_fence(k, fence)  # type: ignore[arg-type]
+            self.assertEqual(raised.exception.argument, "fence")
+
+    def test_lock_delay(self) -> None:
+        k = key("conformance-lock-delay")
+        sent = time.monotonic()
+        self.client.locks.acquire(k, ttl_ms=300, lock_delay_ms=1000)
+        time.sleep(0.4)
+        with self.assertRaises(LockDelayed) as refused:
+            self.client.locks.acquire(k)
+        self.assertGreater(refused.exception.retry_after_ms or 0, 0)
+        self.assertIsNotNone(refused.exception.delayed_until)
+        self.client.locks.acquire(k, wait_ms=2000)
+        granted_after = time.monotonic() - sent
+        self.assertTrue(1.3 <= granted_after < 2.3, f"the waiter was granted {granted_after:.3f} s after the acquire")
+
 
 class EveryScenario(unittest.TestCase):
     def test_every_scenario_has_a_test(self) -> None:
         missing = [s["id"] for s in SCENARIOS if not callable(getattr(Conformance, f"test_{s['id']}", None))]
         self.assertEqual(missing, [], "scenarios without a test")
-        self.assertGreaterEqual(len(SCENARIOS), 19)
+        self.assertGreaterEqual(len(SCENARIOS), 21)
 
 
 if __name__ == "__main__":

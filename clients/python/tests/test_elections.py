@@ -91,6 +91,29 @@ class Elections(TestCase):
         self.assertEqual([ev.revision for ev in leading], sorted(ev.revision for ev in leading), "never backwards")
 
 
+class FenceChecks(TestCase):
+    def test_every_kind_checks_its_own_resource(self) -> None:
+        k = key("fenced")
+        read = self.client.rwlocks.acquire_read(k, ttl_ms=10_000)
+        permit = self.client.semaphores.acquire(k, limit=2, permits=1, ttl_ms=10_000)
+        self.assertTrue(self.client.rwlocks.check_fence(k, read.fence).current)
+        self.assertTrue(self.client.check_fence(k, read.fence, kind="write").current, "write checks the rwlock too")
+        self.assertTrue(self.client.semaphores.check_fence(k, permit.fence).current)
+        self.assertFalse(self.client.check_fence(k, read.fence).held, "the lock of the same key is free")
+        won = self.client.elections.campaign(k, "node-1", ttl_ms=10_000)
+        self.assertTrue(self.client.elections.check_fence(k, won.term).current)
+        self.assertTrue(self.client.check_fence(k, won.term, kind="leader").current)
+        self.client.elections.resign(k, won.token)
+        gone = self.client.elections.check_fence(k, won.term)
+        self.assertEqual((gone.current, gone.fence, gone.held), (False, None, False))
+        with self.assertRaises(InvalidArgument) as raised:
+            self.client.elections.check_fence(k, 0)
+        self.assertEqual(raised.exception.argument, "term")
+        with self.assertRaises(InvalidArgument) as raised:
+            self.client.check_fence(k, 1, kind="lock")
+        self.assertEqual(raised.exception.argument, "kind")
+
+
 class WhileLeader(TestCase):
     def test_leads_past_three_ttls_and_hands_over_on_exit(self) -> None:
         name = key("while-leader")

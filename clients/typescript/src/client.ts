@@ -1,14 +1,15 @@
 /** The Client: every route of the service, and the one-call helper `withLock`. */
 import { performance } from 'node:perf_hooks'
-import { LockLostError, LockNotFoundError, NotOwnerError } from './errors.js'
+import { InvalidArgumentError, LockLostError, LockNotFoundError, NotOwnerError } from './errors.js'
 import { DEFAULT_RELEASE_TIMEOUT_MS, Hold } from './hold.js'
-import { HoldRoutes, listQuery, type AcquireOptions, type ListOptions, type PermitOptions } from './operations.js'
+import { fenceCheck, HoldRoutes, listQuery, type AcquireOptions, type ListOptions, type PermitOptions } from './operations.js'
 import { Elections, Leadership, type CampaignOptions } from './elections.js'
 import { Sessions } from './sessions.js'
 import { Transport, type ClientOptions } from './transport.js'
 import { checkCount, checkKey, checkMs } from './validate.js'
 import { Watchdog } from './watchdog.js'
 import type {
+  FenceCheck,
   ForceReleased,
   Grant,
   Health,
@@ -63,6 +64,11 @@ export class Locks extends HoldRoutes<Grant> {
     return this.transport.json<LockInfo>({ method: 'GET', path: this.pathOf(checkKey(key)) })
   }
 
+  /** Is `fence` the lock's live fence right now? A snapshot: pair it with the resource's own write window. */
+  async checkFence(key: string, fence: number): Promise<FenceCheck> {
+    return fenceCheck(this.transport, `/locks/${encodeURIComponent(checkKey(key))}`, fence)
+  }
+
   /** Admin: one page of held locks (`cursor` null: the last page). */
   list(options: ListOptions = {}): Promise<LockPage> {
     return this.transport.json<LockPage>({ method: 'GET', path: '/locks', query: listQuery(options) })
@@ -92,6 +98,11 @@ export class RwLocks {
     })
   }
 
+  /** Is `fence` the live fence of the write hold or of any one read hold? */
+  async checkFence(key: string, fence: number): Promise<FenceCheck> {
+    return fenceCheck(this.transport, `/rwlocks/${encodeURIComponent(checkKey(key))}`, fence)
+  }
+
   list(options: ListOptions = {}): Promise<RwLockPage> {
     return this.transport.json<RwLockPage>({ method: 'GET', path: '/rwlocks', query: listQuery(options) })
   }
@@ -117,6 +128,11 @@ export class Semaphores extends HoldRoutes<PermitGrant, PermitOptions> {
       path: this.pathOf(checkKey(key)),
       query: { holds: options.holds ? true : undefined },
     })
+  }
+
+  /** Is `fence` the live fence of any one permit hold? */
+  async checkFence(key: string, fence: number): Promise<FenceCheck> {
+    return fenceCheck(this.transport, `/semaphores/${encodeURIComponent(checkKey(key))}`, fence)
   }
 
   list(options: ListOptions = {}): Promise<SemaphorePage> {
@@ -176,6 +192,18 @@ export class Client {
   async readiness(): Promise<Readiness> {
     const response = await this.transport.send({ method: 'GET', path: '/readyz' })
     return (await response.json()) as Readiness
+  }
+
+  /**
+   * Is `fence` a live hold's fence right now, on the resource of this kind of hold (`read` and `write`
+   * both check the rwlock; `leader`: the election's term)? Same as `locks.checkFence`, … `elections.checkFence`.
+   */
+  async checkFence(kind: HoldKind | 'leader', key: string, fence: number): Promise<FenceCheck> {
+    if (kind === 'exclusive') return this.locks.checkFence(key, fence)
+    if (kind === 'read' || kind === 'write') return this.rwlocks.checkFence(key, fence)
+    if (kind === 'permit') return this.semaphores.checkFence(key, fence)
+    if (kind === 'leader') return this.elections.checkFence(key, fence)
+    throw new InvalidArgumentError('kind', 'must be exclusive, read, write, permit or leader')
   }
 
   /** The routes of one kind of hold. */

@@ -4,7 +4,16 @@
  */
 import { performance } from 'node:perf_hooks'
 import { BackendUnavailableError, LockNotFoundError, NotOwnerError, TimeoutError, UnreachableError } from './errors.js'
-import { listQuery, newToken, postRetrying, watchAnswer, type ListOptions, type Timed, type WatchOptions } from './operations.js'
+import {
+  fenceCheck,
+  listQuery,
+  newToken,
+  postRetrying,
+  watchAnswer,
+  type ListOptions,
+  type Timed,
+  type WatchOptions,
+} from './operations.js'
 import { serverEvents } from './sse.js'
 import { sleep } from './timing.js'
 import type { Transport } from './transport.js'
@@ -13,6 +22,7 @@ import type { Watchdog } from './watchdog.js'
 import {
   timed,
   type ElectionInfo,
+  type FenceCheck,
   type ElectionPage,
   type LeaderGrant,
   type LeaderRenewed,
@@ -108,6 +118,11 @@ export class Elections {
   /** Admin: ends whoever's term (observers see `vacant`, `force_released`). */
   forceResign(name: string): Promise<Resigned> {
     return this.transport.json<Resigned>({ method: 'DELETE', path: path(name), query: { force: true } })
+  }
+
+  /** Is `term` the election's live term (the leader's fence) right now? `fence` in the answer is the term. */
+  async checkFence(name: string, term: number): Promise<FenceCheck> {
+    return fenceCheck(this.transport, path(name), term, 'term')
   }
 
   /** Who leads (never the token); 404 with neither a leader nor candidates. */

@@ -4,8 +4,8 @@ import { performance } from 'node:perf_hooks'
 import { BackendUnavailableError, LockServiceError, TimeoutError, TooManyError, UnreachableError } from './errors.js'
 import { retryDelay, sleep } from './timing.js'
 import type { Transport } from './transport.js'
-import { checkCount, checkKey, checkMs, checkOwner, checkSession, checkToken } from './validate.js'
-import { timed, type HoldKind, type Released, type ServiceLossReason, type WatchEvent } from './wire.js'
+import { checkCount, checkFence, checkKey, checkMs, checkOwner, checkSession, checkToken } from './validate.js'
+import { timed, type FenceCheck, type HoldKind, type Released, type ServiceLossReason, type WatchEvent } from './wire.js'
 import { watchEvents } from './sse.js'
 
 /** Options of an acquire (every kind of hold). */
@@ -209,4 +209,9 @@ export async function watchAnswer(transport: Transport, path: string, token: str
 export function listQuery(o: ListOptions): Record<string, string | number | undefined> {
   if (o.limit !== undefined) checkCount(o.limit, 'limit', 1)
   return { prefix: o.prefix, limit: o.limit, cursor: o.cursor }
+}
+
+/** GET `<resource>/fence/<fence>`, the fence checked here before any request. */
+export async function fenceCheck(transport: Transport, resource: string, fence: number, argument = 'fence'): Promise<FenceCheck> {
+  return transport.json<FenceCheck>({ method: 'GET', path: `${resource}/fence/${checkFence(fence, argument)}` })
 }

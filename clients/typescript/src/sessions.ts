@@ -20,6 +20,8 @@ export interface SessionOptions {
   ttlMs?: number
   /** The owner label of its holds that have none of their own. */
   owner?: string
+  /** The lock-delay of its holds that give none of their own (ms, ≥ 0; see docs/lock-delay.md). */
+  lockDelayMs?: number
 }
 
 const path = (id: string): string => `/sessions/${checkSession(id, 'id')}`
@@ -32,6 +34,7 @@ export class Sessions {
     const body: Record<string, unknown> = {}
     if (options.ttlMs !== undefined) body.ttlMs = checkMs(options.ttlMs, 'ttlMs', 100)
     if (options.owner !== undefined) body.owner = checkOwner(options.owner)
+    if (options.lockDelayMs !== undefined) body.lockDelayMs = checkMs(options.lockDelayMs, 'lockDelayMs', 0)
     return timed(await this.transport.json({ method: 'POST', path: '/sessions', body }), 'expiresAt')
   }
 

@@ -48,3 +48,8 @@ export function checkCount(value: unknown, argument: string, min: number, max = 
   }
   return value
 }
+
+/** A fence (or an election's term): a whole number in 1 … 2^53 − 1. */
+export function checkFence(fence: unknown, argument = 'fence'): number {
+  return checkCount(fence, argument, 1)
+}

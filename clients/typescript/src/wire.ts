@@ -27,6 +27,8 @@ export type Released = Json<'releaseLock', 200>
 export type ForceReleased = Json<'releaseLock', 200>
 
 export type LockInfo = Json<'inspectLock', 200>
+/** A fence check's answer: `current` only while a live hold carries exactly that fence (a snapshot). */
+export type FenceCheck = Json<'checkLockFence', 200>
 export type RwLockInfo = Json<'inspectRwLock', 200>
 export type SemaphoreInfo = Json<'inspectSemaphore', 200>
 export type LockPage = Json<'listLocks', 200>

@@ -12,6 +12,7 @@ import {
   ForbiddenError,
   InvalidArgumentError,
   LimitMismatchError,
+  LockDelayedError,
   LockHeldError,
   LockLostError,
   LockNotFoundError,
@@ -371,6 +372,44 @@ const scenarios: Record<string, Scenario> = {
       t.equal(err.argument, argument, `names ${argument}`)
     }
     t.equal(calls.length, 0, 'no request was sent')
+  },
+
+  async fence_check(t, env, key) {
+    const c = admin(env)
+    const k = key('k')
+    const grant = await c.locks.acquire(k, { ttlMs: 10_000 })
+    t.same(await c.locks.checkFence(k, grant.fence), { current: true, fence: grant.fence, held: true }, 'its own fence is current')
+    t.same(
+      await c.checkFence('exclusive', k, grant.fence - 1),
+      { current: false, fence: grant.fence, held: true },
+      'fence − 1: the live one',
+    )
+    await c.locks.release(k, grant.token)
+    t.same(await c.locks.checkFence(k, grant.fence), { current: false, fence: null, held: false }, 'after the release')
+    const readOnly = new Client({ url: env.service, apiKey: env.readOnlyKey })
+    t.same(await readOnly.locks.checkFence(k, grant.fence), { current: false, fence: null, held: false }, 'the read-only key checks')
+    await refused(t, readOnly.locks.acquire(k), ForbiddenError, 'the read-only key acquires')
+    const { fetch, calls } = recordingFetch()
+    const offline = new Client({ url: 'http://127.0.0.1:1', fetch })
+    for (const fence of [0, -1, 1.5, Number.MAX_SAFE_INTEGER + 1]) {
+      const err = await refused(t, offline.locks.checkFence(k, fence), InvalidArgumentError, `fence ${fence}`)
+      t.equal(err.argument, 'fence')
+    }
+    t.equal(calls.length, 0, 'no request was sent')
+  },
+
+  async lock_delay(t, env, key) {
+    const c = admin(env)
+    const k = key('k')
+    const sent = performance.now()
+    await c.locks.acquire(k, { ttlMs: 300, lockDelayMs: 1000 })
+    await sleep(400)
+    const err = await refused(t, c.locks.acquire(k), LockDelayedError, 'an acquire after the lapse')
+    t.ok((err.retryAfterMs ?? 0) > 0, `retryAfterMs ${err.retryAfterMs} > 0`)
+    t.type(err.delayedUntil, Date, 'delayedUntil is a time')
+    await c.locks.acquire(k, { waitMs: 2000 })
+    const grantedAfter = performance.now() - sent
+    t.ok(grantedAfter >= 1300 && grantedAfter < 2300, `the waiter was granted ${Math.round(grantedAfter)} ms after the first acquire`)
   },
 }
 

@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
-import { Client, LockHeldError, type Observed } from '../src/index.js'
+import { Client, InvalidArgumentError, LockHeldError, type Observed } from '../src/index.js'
 import { abortedWithin, runId, startEnvironment } from './environment.js'
 
 const { env, stop } = await startEnvironment()
@@ -94,4 +94,22 @@ t.test('events(): the observe stream starts with the current state', async (t) =
   await leadership.resign()
   t.match((await events.next()).value, { event: 'vacant', data: { term: leadership.term, reason: 'resigned' } })
   await events.return?.(undefined)
+})
+
+t.test('checkFence: each kind checks its own resource; an election checks its term', async (t) => {
+  const k = name('fenced')
+  const read = await client.rwlocks.read.acquire(k, { ttlMs: 10_000 })
+  const permit = await client.semaphores.acquire(k, { limit: 2, permits: 1, ttlMs: 10_000 })
+  t.equal((await client.rwlocks.checkFence(k, read.fence)).current, true)
+  t.equal((await client.checkFence('write', k, read.fence)).current, true, 'write checks the rwlock too')
+  t.equal((await client.semaphores.checkFence(k, permit.fence)).current, true)
+  t.equal((await client.checkFence('exclusive', k, read.fence)).held, false, 'the lock of the same key is free')
+  const leadership = await client.campaign(k, { candidate: 'node-1', ttlMs: 10_000 })
+  t.equal((await client.elections.checkFence(k, leadership.term)).current, true)
+  t.equal((await client.checkFence('leader', k, leadership.term)).current, true)
+  await leadership.resign()
+  t.same(await client.elections.checkFence(k, leadership.term), { current: false, fence: null, held: false })
+  const badTerm = await client.elections.checkFence(k, 0).catch((err: unknown) => err)
+  t.type(badTerm, InvalidArgumentError)
+  t.equal((badTerm as InvalidArgumentError).argument, 'term')
 })

@@ -16,6 +16,7 @@ export interface Environment {
   adminKey: string
   scopedKey: string
   scopedPrefix: string
+  readOnlyKey: string
   maxWaiters: number
 }
 

@@ -170,3 +170,11 @@ t.test('a caller that blocks for most of its validity: renewed at once when the 
   t.equal((await c.locks.inspect(k)).fence, hold.fence)
   await hold.release()
 })
+
+t.test("sessions.open sends lockDelayMs (the service answers the session's delay); a negative one is refused first", async (t) => {
+  const c = admin()
+  const session = await c.sessions.open({ ttlMs: 5000, lockDelayMs: 1500 })
+  t.equal(session.lockDelayMs, 1500)
+  await c.sessions.close(session.id)
+  await t.rejects(c.sessions.open({ lockDelayMs: -1 }), { name: 'InvalidArgumentError', argument: 'lockDelayMs' })
+})

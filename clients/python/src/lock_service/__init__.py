@@ -45,6 +45,7 @@ from .elections import (
 )
 from .hold import Hold, KeptSession
 from .types import (
+    FenceCheck,
     Grant,
     HoldInfo,
     Keepalive,
@@ -70,6 +71,7 @@ __all__ = [
     "ElectionInfo",
     "Elections",
     "EventStream",
+    "FenceCheck",
     "Forbidden",
     "Grant",
     "Hold",

@@ -61,6 +61,16 @@ def positive(value: Optional[object], argument: str) -> Optional[int]:
     return value  # type: ignore[return-value]
 
 
+MAX_FENCE = 2**53 - 1
+
+
+def fence(value: object, argument: str = "fence") -> int:
+    """A fence (or an election's term): an integer in 1 … 2^53 − 1, what the service hands out."""
+    if not 1 <= _integer(value, argument) <= MAX_FENCE:
+        raise InvalidArgument(argument, "must be an integer in 1 … 2^53 − 1")
+    return value  # type: ignore[return-value]
+
+
 def permits(value: Optional[object], limit: int) -> Optional[int]:
     checked = positive(value, "permits")
     if checked is not None and checked > limit:

@@ -22,6 +22,7 @@ from .errors import (
     error_from_answer,
 )
 from .types import (
+    FenceCheck,
     Grant,
     Keepalive,
     LockInfo,
@@ -45,6 +46,8 @@ T = TypeVar("T")
 DEFAULT_TIMEOUT_MS = 10_000
 DEFAULT_RETRY_BUDGET_MS = 10_000
 _SESSION_IN_PATH = re.compile(r"/sessions/[^/?]+")
+# The resource whose fence check answers for each kind of hold.
+_FENCED = {"exclusive": "locks", "read": "rwlocks", "write": "rwlocks", "permit": "semaphores", "leader": "elections"}
 
 
 def new_token() -> str:
@@ -211,6 +214,16 @@ class Client:
         from .elections import Observer
 
         return Observer(self, name, on_change)
+
+    # --- fence checks -------------------------------------------------------------------------------
+
+    def check_fence(self, key: str, fence: int, *, kind: str = "exclusive") -> FenceCheck:
+        """Is ``fence`` a live hold's fence on ``key`` right now? ``kind``: exclusive (a lock), read or write (the
+        rwlock), permit (the semaphore), leader (the election ``key``; the fence is its term). A snapshot: pair it
+        with the resource's own write window."""
+        if kind not in _FENCED:
+            raise InvalidArgument("kind", "must be exclusive, read, write, permit or leader")
+        return self._fence_check(f"/{_FENCED[kind]}/{check.key(key, 'name' if kind == 'leader' else 'key')}", fence)
 
     # --- health -------------------------------------------------------------------------------------
 
@@ -383,6 +396,9 @@ class Client:
             query["fence"] = check.positive(fence, "fence")
         return Released.of(self._call("DELETE", path, query=query, idempotent=False).body)
 
+    def _fence_check(self, path: str, fence: int, argument: str = "fence") -> FenceCheck:
+        return FenceCheck.of(self._call("GET", f"{path}/fence/{check.fence(fence, argument)}").body)
+
     def _inspect(
         self, path: str, of: Callable[[Mapping[str, Any]], T], query: Optional[Mapping[str, Any]] = None
     ) -> Optional[T]:
@@ -489,6 +505,10 @@ class Locks(_Holds):
         """Admin: the held locks, one page at a time."""
         return self._client._list("/locks", LockInfo.of, prefix, limit, cursor)
 
+    def check_fence(self, key: str, fence: int) -> FenceCheck:
+        """Is ``fence`` the lock's live fence right now?"""
+        return self._client._fence_check(hold_path("exclusive", check.key(key)), fence)
+
     def force_release(self, key: str) -> Released:
         """Admin: drop the hold whoever holds it."""
         return self._client._force_release(hold_path("exclusive", check.key(key)))
@@ -552,6 +572,10 @@ class RwLocks(_Holds):
         self, *, prefix: Optional[str] = None, limit: Optional[int] = None, cursor: Optional[str] = None
     ) -> Page[RwLockInfo]:
         return self._client._list("/rwlocks", RwLockInfo.of, prefix, limit, cursor)
+
+    def check_fence(self, key: str, fence: int) -> FenceCheck:
+        """Is ``fence`` the live fence of the write hold or of any one read hold?"""
+        return self._client._fence_check(f"/rwlocks/{check.key(key)}", fence)
 
     def force_release(self, key: str, mode: str, *, fence: Optional[int] = None) -> Released:
         """Admin: drop the writer, or the read hold with ``fence``."""
@@ -620,6 +644,10 @@ class Semaphores(_Holds):
         self, *, prefix: Optional[str] = None, limit: Optional[int] = None, cursor: Optional[str] = None
     ) -> Page[SemaphoreInfo]:
         return self._client._list("/semaphores", SemaphoreInfo.of, prefix, limit, cursor)
+
+    def check_fence(self, key: str, fence: int) -> FenceCheck:
+        """Is ``fence`` the live fence of any one permit hold?"""
+        return self._client._fence_check(hold_path("permit", check.key(key)), fence)
 
     def force_release(self, key: str, *, fence: int) -> Released:
         """Admin: drop the hold with ``fence``."""

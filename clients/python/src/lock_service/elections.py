@@ -15,7 +15,7 @@ from . import _validate as check
 from ._sse import EventStream
 from .errors import InvalidArgument, LockLost, LockServiceError
 from .hold import DEFAULT_RELEASE_TIMEOUT_MS, DEFAULT_TTL_MS, KeptSession, _Lease
-from .types import Page, WatchEvent, parse_time, time_of
+from .types import FenceCheck, Page, WatchEvent, parse_time, time_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from .client import Client
@@ -249,6 +249,10 @@ class Elections:
         """Admin: ends whoever's term."""
         path = f"/elections/{_name(name)}"
         return bool(self._client._call("DELETE", path, query={"force": "true"}, idempotent=False).body["resigned"])
+
+    def check_fence(self, name: str, term: int) -> FenceCheck:
+        """Is ``term`` the election's live term (the leader's fence) right now? The answer's ``fence`` is the term."""
+        return self._client._fence_check(f"/elections/{_name(name)}", term, "term")
 
     def inspect(self, name: str) -> Optional[ElectionInfo]:
         """Who leads, or None with neither a leader nor candidates."""

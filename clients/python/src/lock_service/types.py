@@ -60,6 +60,21 @@ class Grant:
 
 
 @dataclass(frozen=True)
+class FenceCheck:
+    """A fence check's answer, a snapshot: ``current`` only while a live hold carries exactly the fence asked about;
+    ``fence`` is then that fence, else the live hold's (None when nothing is held); ``held``: anything is held."""
+
+    current: bool
+    fence: Optional[int]
+    held: bool
+
+    @classmethod
+    def of(cls, body: Mapping[str, Any]) -> "FenceCheck":
+        fence = body.get("fence")
+        return cls(current=bool(body["current"]), fence=None if fence is None else int(fence), held=bool(body["held"]))
+
+
+@dataclass(frozen=True)
 class Released:
     key: str
     released: bool
@@ -162,10 +177,11 @@ class Session:
     ttl_ms: int
     expires_at: datetime
     owner: Optional[str] = None
+    lock_delay_ms: int = 0
 
     @classmethod
     def of(cls, b: Mapping[str, Any]) -> "Session":
-        return cls(b["id"], b["ttlMs"], time_of(b["expiresAt"]), b.get("owner"))
+        return cls(b["id"], b["ttlMs"], time_of(b["expiresAt"]), b.get("owner"), b.get("lockDelayMs", 0))
 
 
 @dataclass(frozen=True)
