@@ -8,10 +8,11 @@
  *   cluster of three masters;
  * - Q3: one replica on a Redlock quorum of three independent Redis (every grant on every node);
  *
- * each with two flows: uncontended acquire + release on a new key every cycle (many distinct keys:
- * in C3 they spread over the masters), and one hot key with every client waiting in line (its
- * hand-off rate; in R2, C1 and C3 the waiters are spread over two replicas, so every hand-off is a
- * wake-up push to the waiter's replica; in C3 the push also crosses the cluster bus).
+ * each with three flows: uncontended acquire + release on a new key every cycle (many distinct keys:
+ * in C3 they spread over the masters); one hot key with every client waiting in line (its hand-off
+ * rate; in R2, C1 and C3 the waiters are spread over two replicas, so most hand-offs are a wake-up
+ * push to the other replica; in C3 the push also crosses the cluster bus); and 8 hot keys with 4
+ * waiters each (hand-offs of several keys at once: what N hot keys cost a master).
  *
  * Every process's CPU time over the measured window is read from /proc (lib/load.ts), so the figures
  * are service CPU µs per grant (all replicas), Redis CPU µs per grant (all masters, and each master).
@@ -19,8 +20,8 @@
  * a second replica's or master's core: CPU per grant is the figure that carries over to real hosts.
  * Connections per replica and master are counted from /proc at the end (lib/tcp-connections.ts).
  */
-import { acquireRelease } from '../lib/flows.js'
-import type { Comparison, Variant } from '../lib/context.js'
+import { acquireRelease, waitingCycle } from '../lib/flows.js'
+import type { Comparison, RunSpec, Variant } from '../lib/context.js'
 import type { LoadResult } from '../lib/load.js'
 import { startRedisClusterNodes, type HttpServer, type RedisNode } from '../lib/processes.js'
 import type { Scenario } from '../lib/scenario.js'
@@ -31,12 +32,18 @@ import { hotKeyFlow } from './40-hot-key-wait.js'
 
 const UNCONTENDED_CONNECTIONS = 64
 const HOT_CONNECTIONS = 16
+/** Many hot keys at once: HOT_KEYS keys, WAITERS_PER_KEY connections waiting in line on each. */
+const HOT_KEYS = 8
+const WAITERS_PER_KEY = 4
+// Connections 4k … 4k + 3 wait on key k: spread over the replicas as connections are (c mod replicas).
+const hotKeysFlow = waitingCycle((ctx) => `/locks/hot.${ctx.runId}.${Math.floor(ctx.conn / WAITERS_PER_KEY)}`, 'ttl=5s&wait=10s')
 /** Each set-up's ratio is taken against this one (same repetition). */
 const REFERENCE: Record<string, string> = { R2: 'R1', C1: 'R2', C3: 'C1', Q3: 'R1' }
 
-type Flow = 'uncontended' | 'hot key'
+const MANY = `${HOT_KEYS} hot keys` as const
+type Flow = 'uncontended' | 'hot key' | typeof MANY
 /** Every uncontended cycle is one grant; a hot-key cycle is one grant that waited in line. */
-const grants = (flow: Flow) => (r: LoadResult) => (flow === 'hot key' ? grantsPerSec(r) : r.cyclesPerSec)
+const grants = (flow: Flow) => (r: LoadResult) => (flow === 'uncontended' ? r.cyclesPerSec : grantsPerSec(r))
 
 interface SetUp {
   variant: Variant
@@ -50,7 +57,8 @@ const scenario: Scenario = {
   description:
     'R1 = one service replica on one Redis; R2 = two replicas on that Redis (connections spread over them); C1 / C3 = two replicas on a ' +
     'Redis Cluster of 1 / 3 masters; Q3 = one replica on a Redlock quorum of 3 Redis. Uncontended: POST + DELETE on a new key every cycle (one grant), ' +
-    `${UNCONTENDED_CONNECTIONS} connections; hot key: ${HOT_CONNECTIONS} connections waiting in line on one key (p50 = hand-off). ` +
+    `${UNCONTENDED_CONNECTIONS} connections; hot key: ${HOT_CONNECTIONS} connections waiting in line on one key (p50 = hand-off); ` +
+    `${HOT_KEYS} hot keys: ${WAITERS_PER_KEY} connections waiting on each of ${HOT_KEYS} keys. ` +
     '× ref = grants/s ÷ the reference set-up’s in the same repetition (R2 ÷ R1, C1 ÷ R2, C3 ÷ C1, Q3 ÷ R1). CPU from /proc over the measured window: ' +
     'service = all replicas; Redis = all masters (nodes); per master = each master, busiest first. All processes share 2 cores.',
   async run(ctx) {
@@ -76,11 +84,13 @@ const scenario: Scenario = {
     const rows: string[][] = []
     const figures: Record<string, unknown> = {}
     const notes: string[] = []
-    const measured: Record<Flow, Record<string, PerGrant>> = { uncontended: {}, 'hot key': {} }
-    for (const [flow, spec] of [
+    const measured: Record<Flow, Record<string, PerGrant>> = { uncontended: {}, 'hot key': {}, [MANY]: {} }
+    const flows: [Flow, RunSpec][] = [
       ['uncontended', { connections: UNCONTENDED_CONNECTIONS, flow: acquireRelease }],
       ['hot key', { connections: HOT_CONNECTIONS, flow: hotKeyFlow, drainMs: 3000 }],
-    ] as const) {
+      [MANY, { connections: HOT_KEYS * WAITERS_PER_KEY, flow: hotKeysFlow, drainMs: 3000 }],
+    ]
+    for (const [flow, spec] of flows) {
       const cmp = await ctx.compare(variants, spec)
       notes.push(...cmp.errorNotes())
       for (const [name, setUp] of Object.entries(setUps)) {
@@ -156,7 +166,7 @@ interface PerGrant {
   otherCores: number
 }
 
-/** Medians over the repetitions; per master, the median of each rank (busiest first in every run). */
+/** Medians over the repetitions; per master, the median of each rank (busiest first in every run: a hot key's master first). */
 function perGrant(cmp: Comparison, name: string, setUp: SetUp, flow: Flow): PerGrant {
   const runs = cmp.of(name)
   const rate = grants(flow)
@@ -168,7 +178,7 @@ function perGrant(cmp: Comparison, name: string, setUp: SetUp, flow: Flow): PerG
   return {
     grantsPerSec: cmp.median(name, rate),
     ratioToReference: reference ? cmp.ratio(name, reference, rate) : NaN,
-    p50Ms: cmp.median(name, (r) => (flow === 'hot key' ? (r.samples.handoff?.p50 ?? NaN) : r.latencyMs.p50)),
+    p50Ms: cmp.median(name, (r) => (flow === 'uncontended' ? r.latencyMs.p50 : (r.samples.handoff?.p50 ?? NaN))),
     serviceUsPerGrant: cmp.median(name, (r) => us(r.cpu.serverCores, r)),
     serviceCoresPerReplica: setUp.replicas.map((s) => median(runs.map((r) => r.cpu.processes[s.name] ?? NaN))),
     redisUsPerGrant: cmp.median(name, (r) => us(r.cpu.redisCores, r)),
@@ -190,6 +200,7 @@ function connectionsPerMaster(replica: HttpServer, masters: readonly RedisNode[]
 function summary(m: Record<Flow, Record<string, PerGrant>>): string[] {
   const u = m.uncontended
   const h = m['hot key']
+  const k = m[MANY]
   const f = (n: number | undefined) => fmtNumber(n ?? NaN)
   const x = (n: number | undefined) => fmtRatio(n ?? NaN)
   return [
@@ -204,6 +215,8 @@ function summary(m: Record<Flow, Record<string, PerGrant>>): string[] {
       `Wake-up cost across replicas: service ${f(h.R1?.serviceUsPerGrant)} → ${f(h.R2?.serviceUsPerGrant)} µs/grant, Redis ` +
       `${f(h.R1?.redisUsPerGrant)} → ${f(h.R2?.redisUsPerGrant)} µs/grant; in C3 the masters that do not own the key pay ` +
       `${(h.C3?.redisUsPerGrantPerMaster.slice(1) ?? []).map(fmtNumber).join(' / ')} µs/grant (the cluster bus carrying each PUBLISH).`,
+    `${MANY}: ${['R1', 'R2', 'C1', 'C3', 'Q3'].map((n) => `${n} ${f(k[n]?.grantsPerSec)}`).join(', ')} grants/s in all; Redis CPU per grant ` +
+      `${['R1', 'C1', 'C3'].map((n) => `${n} ${f(k[n]?.redisUsPerGrant)}`).join(', ')} µs (one hot key: ${f(h.R1?.redisUsPerGrant)} µs on R1).`,
     `Quorum (uncontended): Q3 ÷ R1 grants/s ${x(u.Q3?.ratioToReference)}; Redis CPU per grant ${f(u.R1?.redisUsPerGrant)} → ` +
       `${f(u.Q3?.redisUsPerGrant)} µs (every node does the work: ${(u.Q3?.redisUsPerGrantPerMaster ?? []).map(fmtNumber).join(' / ')}); ` +
       `service ${f(u.R1?.serviceUsPerGrant)} → ${f(u.Q3?.serviceUsPerGrant)} µs.`,
