@@ -85,6 +85,7 @@ const scenario: Scenario = {
     const figures: Record<string, unknown> = {}
     const notes: string[] = []
     const measured: Record<Flow, Record<string, PerGrant>> = { uncontended: {}, 'hot key': {}, [MANY]: {} }
+    const runs: Record<string, Record<string, readonly LoadResult[]>> = {}
     const flows: [Flow, RunSpec][] = [
       ['uncontended', { connections: UNCONTENDED_CONNECTIONS, flow: acquireRelease }],
       ['hot key', { connections: HOT_CONNECTIONS, flow: hotKeyFlow, drainMs: 3000 }],
@@ -93,6 +94,7 @@ const scenario: Scenario = {
     for (const [flow, spec] of flows) {
       const cmp = await ctx.compare(variants, spec)
       notes.push(...cmp.errorNotes())
+      runs[flow] = Object.fromEntries(cmp.runs)
       for (const [name, setUp] of Object.entries(setUps)) {
         const m = perGrant(cmp, name, setUp, flow)
         measured[flow][name] = m
@@ -114,6 +116,7 @@ const scenario: Scenario = {
       }
     }
     figures.perGrant = roundDeep(measured)
+    figures.runs = runs
 
     const connections = Object.fromEntries(
       Object.entries(setUps).map(([name, s]) => [name, s.replicas.map((r) => connectionsPerMaster(r, s.masters))]),
@@ -154,8 +157,9 @@ const scenario: Scenario = {
 interface PerGrant {
   grantsPerSec: number
   ratioToReference: number
-  /** Uncontended: request p50; hot key: hand-off p50. */
+  /** Uncontended: request p50 and p99; hot keys: hand-off p50 and p99. */
   p50Ms: number
+  p99Ms: number
   serviceUsPerGrant: number
   serviceCoresPerReplica: number[]
   redisUsPerGrant: number
@@ -179,6 +183,7 @@ function perGrant(cmp: Comparison, name: string, setUp: SetUp, flow: Flow): PerG
     grantsPerSec: cmp.median(name, rate),
     ratioToReference: reference ? cmp.ratio(name, reference, rate) : NaN,
     p50Ms: cmp.median(name, (r) => (flow === 'uncontended' ? r.latencyMs.p50 : (r.samples.handoff?.p50 ?? NaN))),
+    p99Ms: cmp.median(name, (r) => (flow === 'uncontended' ? r.latencyMs.p99 : (r.samples.handoff?.p99 ?? NaN))),
     serviceUsPerGrant: cmp.median(name, (r) => us(r.cpu.serverCores, r)),
     serviceCoresPerReplica: setUp.replicas.map((s) => median(runs.map((r) => r.cpu.processes[s.name] ?? NaN))),
     redisUsPerGrant: cmp.median(name, (r) => us(r.cpu.redisCores, r)),
