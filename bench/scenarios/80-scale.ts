@@ -1,6 +1,6 @@
 /**
  * Scale: what each tier costs per grant, so that a capacity plan can be computed from it
- * (docs/scaling.md). Four set-ups, measured back to back in every repetition:
+ * (docs/scaling.md). Five set-ups, measured back to back in every repetition:
  *
  * - R1: one service replica on one Redis; R2: two replicas on the same Redis (the load generator
  *   spreads its connections over them);
