@@ -27,6 +27,7 @@ import { PrometheusRule } from '@kubernetes-models/prometheus-operator/monitorin
 import { ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor'
 import { configEnvNames, loadConfig } from '../../src/config.js'
 import { serviceNodeFlags } from '../../harness/start-command.js'
+import { freePort, startRedis } from '../../harness/redis-server.js'
 import { generatePrometheusRule } from '../../scripts/prometheus-rule.js'
 import { applyJsonPatch, kustomize, type Manifest } from '../helpers/kustomize.js'
 
@@ -322,6 +323,55 @@ function redisPodsBehind(objects: Manifest[], host: string): PodTemplate[] {
     .filter((p): p is PodTemplate => p !== undefined && matches(selector, p.metadata.labels))
   return pods.filter((p) => p.spec.containers.some((c) => /^redis:7/.test(c.image) && c.ports?.some((port) => port.containerPort === 6379)))
 }
+
+t.test('quorum: a Redis is ready once past the restart quarantine; a drain takes one at a time; traffic does not wait', async (t) => {
+  const objects = rendered.get('quorum') ?? []
+  const service = (podTemplate(lockService(objects)) as PodTemplate).spec.containers[0] as Container
+  const { env } = resolvedEnv(service)
+  const config = loadConfig({ ...Object.fromEntries(Object.entries(env).filter(([k]) => configEnvNames.includes(k) && k !== 'AUTH_FILE')) })
+  const quarantineSeconds = Math.ceil((config.maxTtlMs * (1 + config.driftFactor)) / 1000) + 2
+  for (const url of config.redisUrls) {
+    const host = new URL(url).hostname
+    const svc = objects.find((m) => m.kind === 'Service' && m.metadata.name === host)
+    t.equal((svc?.spec as { publishNotReadyAddresses?: boolean }).publishNotReadyAddresses, true, `${host}: reached while not ready`)
+    const [pod] = redisPodsBehind(objects, host)
+    const redis = pod?.spec.containers[0] as Container & { readinessProbe?: { exec?: { command: string[] } } }
+    const seconds = Number(redis.env?.find((e) => e.name === 'QUARANTINE_SECONDS')?.value)
+    t.ok(seconds >= quarantineSeconds, `${host}: ready after ${seconds} s ≥ MAX_TTL_MS × (1 + DRIFT_FACTOR) + 2 s = ${quarantineSeconds} s`)
+    t.match(redis.readinessProbe?.exec?.command.join(' '), /uptime_in_seconds.*QUARANTINE_SECONDS/, `${host}: the readiness probe reads it`)
+  }
+  const budgets = byKind(objects, 'PodDisruptionBudget').filter((b) => b.metadata.name === 'redis')
+  const budget = budgets[0]?.spec as { maxUnavailable: number; selector: { matchLabels: Record<string, string> } }
+  t.equal(budget.maxUnavailable, 1, 'one master at a time')
+  const covered = objects.filter(
+    (m) => m.kind === 'StatefulSet' && matches(budget.selector.matchLabels, podTemplate(m)?.metadata.labels ?? {}),
+  )
+  t.same(covered.map(idOf), ['StatefulSet/redis-1', 'StatefulSet/redis-2', 'StatefulSet/redis-3'], 'over all three')
+})
+
+t.test('the quorum readiness probe, run against a real Redis', async (t) => {
+  const objects = rendered.get('quorum') ?? []
+  const [pod] = redisPodsBehind(objects, 'redis-1')
+  const command = (pod?.spec.containers[0] as { readinessProbe?: { exec?: { command: string[] } } }).readinessProbe?.exec?.command ?? []
+  const redis = await startRedis({ t })
+  // The probe runs `redis-cli` against the pod's own port: a redis-cli on the PATH that adds the test's.
+  const bin = mkdtempSync(path.join(os.tmpdir(), 'probe-'))
+  t.teardown(() => rmSync(bin, { recursive: true, force: true }))
+  const realCli = execFileSync('sh', ['-c', 'command -v redis-cli'], { encoding: 'utf8' }).trim()
+  writeFileSync(path.join(bin, 'redis-cli'), `#!/bin/sh\nexec ${realCli} -p "$PROBE_PORT" "$@"\n`, { mode: 0o755 })
+  const probe = (port: number, quarantine: number) => {
+    const env = { ...process.env, PATH: `${bin}:${process.env.PATH}`, PROBE_PORT: String(port), QUARANTINE_SECONDS: String(quarantine) }
+    try {
+      execFileSync(command[0] ?? 'false', command.slice(1), { env, stdio: 'ignore', timeout: 10_000 })
+      return 0
+    } catch (err) {
+      return (err as { status?: number }).status ?? -1
+    }
+  }
+  t.equal(probe(redis.port, 0), 0, 'ready once up for the quarantine')
+  t.not(probe(redis.port, 100_000), 0, 'not ready before')
+  t.not(probe(await freePort(), 0), 0, 'not ready when Redis does not answer')
+})
 
 t.test('probes, drain on SIGTERM, resources and node flags as the service expects', async (t) => {
   const routes = new Set(Object.keys((YAML.parse(read('openapi.yaml')) as { paths: Record<string, unknown> }).paths))
