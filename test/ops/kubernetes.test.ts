@@ -29,6 +29,7 @@ import { configEnvNames, loadConfig } from '../../src/config.js'
 import { serviceNodeFlags } from '../../harness/start-command.js'
 import { freePort, startRedis } from '../../harness/redis-server.js'
 import { generatePrometheusRule } from '../../scripts/prometheus-rule.js'
+import { execProbe } from '../helpers/exec-probe.js'
 import { applyJsonPatch, kustomize, type Manifest } from '../helpers/kustomize.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
@@ -354,20 +355,8 @@ t.test('the quorum readiness probe, run against a real Redis', async (t) => {
   const [pod] = redisPodsBehind(objects, 'redis-1')
   const command = (pod?.spec.containers[0] as { readinessProbe?: { exec?: { command: string[] } } }).readinessProbe?.exec?.command ?? []
   const redis = await startRedis({ t })
-  // The probe runs `redis-cli` against the pod's own port: a redis-cli on the PATH that adds the test's.
-  const bin = mkdtempSync(path.join(os.tmpdir(), 'probe-'))
-  t.teardown(() => rmSync(bin, { recursive: true, force: true }))
-  const realCli = execFileSync('sh', ['-c', 'command -v redis-cli'], { encoding: 'utf8' }).trim()
-  writeFileSync(path.join(bin, 'redis-cli'), `#!/bin/sh\nexec ${realCli} -p "$PROBE_PORT" "$@"\n`, { mode: 0o755 })
-  const probe = (port: number, quarantine: number) => {
-    const env = { ...process.env, PATH: `${bin}:${process.env.PATH}`, PROBE_PORT: String(port), QUARANTINE_SECONDS: String(quarantine) }
-    try {
-      execFileSync(command[0] ?? 'false', command.slice(1), { env, stdio: 'ignore', timeout: 10_000 })
-      return 0
-    } catch (err) {
-      return (err as { status?: number }).status ?? -1
-    }
-  }
+  const run = execProbe(t, command)
+  const probe = (port: number, quarantine: number) => run(port, { QUARANTINE_SECONDS: String(quarantine) })
   t.equal(probe(redis.port, 0), 0, 'ready once up for the quarantine')
   t.not(probe(redis.port, 100_000), 0, 'not ready before')
   t.not(probe(await freePort(), 0), 0, 'not ready when Redis does not answer')
