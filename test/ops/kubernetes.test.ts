@@ -196,7 +196,11 @@ t.test('each overlay renders the same objects as kubectl kustomize (where a kube
     const printed = execFileSync('kubectl', ['kustomize', path.join(k8sDir, 'overlays', overlay)], { encoding: 'utf8', timeout: 30_000 })
     const theirs = YAML.parseAllDocuments(printed).map((d) => d.toJS() as Manifest)
     const key = (m: Manifest) => `${typeKey(m)}/${m.metadata.name}`
-    t.same(new Map(ours.map((m) => [key(m), m])), new Map(theirs.map((m) => [key(m), m])), `${overlay}: as kubectl kustomize prints it`)
+    t.strictSame(
+      new Map(ours.map((m) => [key(m), m])),
+      new Map(theirs.map((m) => [key(m), m])),
+      `${overlay}: as kubectl kustomize prints it`,
+    )
   }
   if (kustomizeMajor < 5) t.comment('no kubectl with kustomize 5 on the PATH: rendered by test/helpers/kustomize.ts only')
 })
@@ -478,7 +482,11 @@ t.test('selectors: each Service, budget, autoscaler, policy and monitor finds it
 t.test('the PrometheusRule is deploy/prometheus/alerts.yml (npm run prometheus-rule)', async (t) => {
   t.equal(read('deploy/kubernetes/base/prometheusrule.yaml'), await generatePrometheusRule(), 'the file is what the script writes')
   const rule = YAML.parse(read('deploy/kubernetes/base/prometheusrule.yaml')) as { spec: { groups: unknown } }
-  t.same(rule.spec.groups, (YAML.parse(read('deploy/prometheus/alerts.yml')) as { groups: unknown }).groups, 'the same groups and rules')
+  t.strictSame(
+    rule.spec.groups,
+    (YAML.parse(read('deploy/prometheus/alerts.yml')) as { groups: unknown }).groups,
+    'the same groups and rules',
+  )
 })
 
 t.test('docs/kubernetes.md says how to create every Secret the manifests read, and names every overlay', async (t) => {
