@@ -40,6 +40,7 @@ function expectProblems(t: Asserts, env: Record<string, string | undefined>, nam
 
 t.test('configEnvNames lists exactly the documented variables', async (t) => {
   t.same([...configEnvNames].sort(), [
+    'AUTH_FAILURE_DELAY_MS',
     'AUTH_FILE',
     'BODY_TIMEOUT_MS',
     'DEFAULT_TTL_MS',
@@ -53,6 +54,7 @@ t.test('configEnvNames lists exactly the documented variables', async (t) => {
     'MAX_SEMAPHORE_LIMIT',
     'MAX_SESSIONS_PER_KEY',
     'MAX_SESSION_HOLDS',
+    'MAX_STREAMS_PER_KEY',
     'MAX_TTL_MS',
     'MAX_WAITERS',
     'MAX_WAIT_MS',
@@ -60,6 +62,8 @@ t.test('configEnvNames lists exactly the documented variables', async (t) => {
     'NODE_TIMEOUT_MS',
     'PORT',
     'PROTECT_METRICS',
+    'RATE_LIMIT_BURST',
+    'RATE_LIMIT_PER_SECOND',
     'REDIS_MODE',
     'REDIS_PASSWORD',
     'REDIS_SENTINELS',
@@ -98,6 +102,10 @@ t.test('defaults', async (t) => {
     logLevel: 'info',
     auth: null,
     protectMetrics: false,
+    rateLimitPerSecond: 0,
+    rateLimitBurst: null,
+    maxStreamsPerKey: 1_000,
+    authFailureDelayMs: 100,
   }
   t.same(loadConfig({}), expected, 'an empty environment gives the defaults')
   t.same(defaultConfig, expected, 'defaultConfig agrees')
@@ -127,6 +135,10 @@ t.test('every variable is parsed', async (t) => {
     DRIFT_FACTOR: '0.02',
     FENCE_RETENTION_MS: '600000',
     LOG_LEVEL: 'debug',
+    RATE_LIMIT_PER_SECOND: '50',
+    RATE_LIMIT_BURST: '200',
+    MAX_STREAMS_PER_KEY: '7',
+    AUTH_FAILURE_DELAY_MS: '0',
   })
   t.same(config, {
     port: 9090,
@@ -153,6 +165,10 @@ t.test('every variable is parsed', async (t) => {
     logLevel: 'debug',
     auth: null,
     protectMetrics: false,
+    rateLimitPerSecond: 50,
+    rateLimitBurst: 200,
+    maxStreamsPerKey: 7,
+    authFailureDelayMs: 0,
   })
   t.equal(typeof config.port, 'number')
   t.equal(typeof config.driftFactor, 'number')
