@@ -3,9 +3,11 @@
  * address while open), the watches and observes open at once, and the delay before a 401.
  */
 import t from 'tap'
+import { readFile } from 'node:fs/promises'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { buildApp, type App } from '../../src/app.js'
+import YAML from 'yaml'
+import { buildApp, openapiPath, type App } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { RateLimiter, StreamCounts } from '../../src/http/limits.js'
 import { errorSchema } from '../../src/http/schemas/errors.js'
@@ -203,4 +205,24 @@ t.test('streams: an event stream counts until its client hangs up; a long poll u
   observe.close()
   await until(async () => (await metric(app, 'lock_streams')) === 0, 'every stream to count down')
   t.equal(await metric(app, 'lock_streams_refused_total', '{key="(open)"}'), 2)
+})
+
+t.test('openapi.yaml: every limited route documents 429 rate_limited; watches and observes too_many_streams', async (t) => {
+  const doc = YAML.parse(await readFile(openapiPath, 'utf8')) as {
+    paths: Record<string, Record<string, { responses: Record<string, { description?: string; headers?: object }> }>>
+  }
+  const exempt = new Set(['/healthz', '/readyz', '/metrics', '/openapi.yaml'])
+  for (const [path, operations] of Object.entries(doc.paths)) {
+    for (const [method, operation] of Object.entries(operations)) {
+      const tooMany = operation.responses['429']
+      if (exempt.has(path)) {
+        t.notOk(tooMany, `${method} ${path}: never limited`)
+        continue
+      }
+      const codes = tooMany?.description?.split(' | ') ?? []
+      t.ok(codes.includes('rate_limited'), `${method} ${path}: 429 rate_limited`)
+      t.equal(codes.includes('too_many_streams'), /\/(watch|observe)$/.test(path), `${method} ${path}: too_many_streams iff a stream`)
+      t.ok(tooMany?.headers && 'Retry-After' in tooMany.headers, `${method} ${path}: Retry-After`)
+    }
+  }
 })

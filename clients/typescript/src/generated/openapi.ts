@@ -799,7 +799,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -988,7 +988,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description too_many_waiters | too_many_holds | rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -1128,7 +1128,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -1275,7 +1275,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -1370,7 +1370,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -1559,7 +1559,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description too_many_waiters | too_many_readers | too_many_holds | rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -1699,7 +1699,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -1846,7 +1846,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -2035,7 +2035,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description too_many_waiters | too_many_holds | rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -2175,7 +2175,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -2322,7 +2322,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -2438,7 +2438,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -2547,7 +2547,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -2659,7 +2659,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -2864,7 +2864,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description too_many_waiters | too_many_holds | rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -3004,7 +3004,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -3155,7 +3155,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -3260,7 +3260,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -3364,7 +3364,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description too_many_sessions | rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -3485,7 +3485,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -3576,7 +3576,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -3685,7 +3685,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -3845,7 +3845,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description too_many_watchers | rate_limited | too_many_streams */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -4005,7 +4005,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description too_many_watchers | rate_limited | too_many_streams */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -4165,7 +4165,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description too_many_watchers | rate_limited | too_many_streams */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -4325,7 +4325,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description too_many_watchers | rate_limited | too_many_streams */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -4449,7 +4449,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description too_many_watchers | rate_limited | too_many_streams */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -4644,7 +4644,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description too_many_waiters | too_many_holds | rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -4780,7 +4780,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -4920,7 +4920,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -5025,7 +5025,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -5165,7 +5165,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -5267,7 +5267,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -5466,7 +5466,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description too_many_watchers | rate_limited | too_many_streams */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -5626,7 +5626,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description too_many_watchers | rate_limited | too_many_streams */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -5711,7 +5711,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -5796,7 +5796,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -5881,7 +5881,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -5966,7 +5966,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers | rate_limited | too_many_streams */
+      /** @description rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
