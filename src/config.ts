@@ -178,6 +178,12 @@ function crossChecks(env: Partial<Env>): [keyof Env, string][] {
   if (env.DEFAULT_TTL_MS !== undefined && env.MAX_TTL_MS !== undefined && env.DEFAULT_TTL_MS > env.MAX_TTL_MS) {
     problems.push(['DEFAULT_TTL_MS', `${env.DEFAULT_TTL_MS} must not exceed MAX_TTL_MS (${env.MAX_TTL_MS})`])
   }
+  if (env.RATE_LIMIT_BURST !== undefined && env.RATE_LIMIT_PER_SECOND === 0) {
+    problems.push([
+      'RATE_LIMIT_BURST',
+      "is only read with RATE_LIMIT_PER_SECOND above 0 (a key's own burst goes in its rateLimit in AUTH_FILE)",
+    ])
+  }
   if (env.REDIS_URLS?.length && env.REDIS_URL !== undefined && !env.REDIS_URLS.includes(env.REDIS_URL)) {
     problems.push(['REDIS_URL', 'an alias of REDIS_URLS: set one of them, not two different values'])
   }
