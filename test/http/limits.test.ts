@@ -4,6 +4,7 @@
  */
 import t from 'tap'
 import { readFile } from 'node:fs/promises'
+import http from 'node:http'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import YAML from 'yaml'
@@ -177,7 +178,7 @@ t.test('with API keys: a bucket per key, a key’s own rate, streams per key, 40
   for (const k of keys) t.notOk(text.includes(k.secret), `the ${k.name} secret never reaches the logs`)
 })
 
-t.test('streams: an event stream counts until its client hangs up; a long poll until it answers', async (t) => {
+t.test('streams: an event stream or a long poll counts until it answers or its client hangs up', async (t) => {
   const redis = await startRedis({ t })
   const { app, address } = await startListening(t, [redis.url], { maxStreamsPerKey: 2 })
   const token = 'watch-token-0000000000001'
@@ -204,6 +205,11 @@ t.test('streams: an event stream counts until its client hangs up; a long poll u
   await until(async () => (await metric(app, 'lock_streams')) === 1, 'the answered long poll to count down')
   observe.close()
   await until(async () => (await metric(app, 'lock_streams')) === 0, 'every stream to count down')
+  const longPoll = http.get(new URL('/elections/v/observe?after=0&revision=0&wait=20s', address))
+  longPoll.on('error', () => undefined)
+  await until(async () => (await metric(app, 'lock_streams')) === 1, 'a long poll over HTTP to count')
+  longPoll.destroy()
+  await until(async () => (await metric(app, 'lock_streams')) === 0, 'the hung-up long poll to count down')
   t.equal(await metric(app, 'lock_streams_refused_total', '{key="(open)"}'), 2)
 })
 
