@@ -26,7 +26,7 @@ export const USAGE = `npm run soak -- [options]
 
   --duration D          how long the load runs, e.g. 60s, 30m (default 60s)
   --nodes 1|3           one topology only (default: both at once, each with its own service and load)
-  --rate N              operations started per second per topology, 1-2000 (default 40; about 2.6 requests each)
+  --rate N              operations started per second per topology, 1-2000 (default 40; about 2.5 requests each)
   --seed N              the load's choices (default 1)
   --hot-keys K          hot keys per kind, 1-50 (default 4)
   --sample D            sampling interval (default: duration / 300, within 1s-5s)
