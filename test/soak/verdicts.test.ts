@@ -1,8 +1,9 @@
 // The soak's judging, report and plot on synthetic series: no service, no Redis, no timing.
 import t from 'tap'
+import { fenceRetentionFor, parseOptions, UsageError } from '../../soak/options.js'
 import { renderSvg, runPanels } from '../../soak/plot.js'
 import { DEFAULT_BOUNDS, judgeRun, runMarkdown, type RunFacts } from '../../soak/report.js'
-import type { Sample } from '../../soak/sampler.js'
+import { metricValue, type Sample } from '../../soak/sampler.js'
 import { floorOf, judgeBound, judgeGrowth, theilSen, type Point } from '../../soak/trend.js'
 import { Rng } from '../../chaos/prng.js'
 
@@ -147,8 +148,8 @@ t.test('the Markdown report and the SVG plot show the series and the verdicts', 
   t.match(svg, /soak &lt;3 nodes&gt; &amp; more/, 'text is escaped')
   t.ok(svg.trimEnd().endsWith('</svg>'))
   const polylines = [...svg.matchAll(/<polyline [^>]*points="([^"]*)"/g)].map((m) => m[1] as string)
-  // RSS, its trend, heap, its trend; 3 nodes' memory; 3 nodes' keys; loop and latency; requests, errors, handles
-  t.equal(polylines.length, 4 + 3 + 3 + 2 + 3)
+  // RSS, its trend, heap, its trend; 3 nodes' memory; 3 nodes' keys; loop; latency; requests, errors, handles
+  t.equal(polylines.length, 4 + 3 + 3 + 1 + 1 + 3)
   const [width, height] = [Number(/width="(\d+)"/.exec(svg)?.[1]), Number(/height="(\d+)"/.exec(svg)?.[1])]
   for (const line of polylines) {
     for (const pair of line.split(' ')) {
@@ -159,4 +160,35 @@ t.test('the Markdown report and the SVG plot show the series and the verdicts', 
   const heapTrend = polylines[3] as string
   const [start, end] = heapTrend.split(' ').map((p) => Number(p.split(',')[1]))
   t.ok((end as number) < (start as number), 'the heap trend line rises (SVG y grows downwards)')
+})
+
+t.test('metricValue reads an unlabelled sample of Prometheus text', async (t) => {
+  const text = [
+    '# HELP process_resident_memory_bytes Resident memory size in bytes.',
+    'process_resident_memory_bytes 151932928',
+    'nodejs_heap_size_used_bytes_extra 1',
+    'nodejs_heap_size_used_bytes 40123456',
+    'nodejs_eventloop_lag_p99_seconds 0.012',
+    'nodejs_active_handles{type="Socket"} 7',
+  ].join('\n')
+  t.equal(metricValue(text, 'process_resident_memory_bytes'), 151932928)
+  t.equal(metricValue(text, 'nodejs_heap_size_used_bytes'), 40123456, 'not a longer name that starts the same')
+  t.equal(metricValue(text, 'nodejs_eventloop_lag_p99_seconds'), 0.012)
+  t.ok(Number.isNaN(metricValue(text, 'nodejs_active_handles')), 'labelled lines only: absent')
+})
+
+t.test('options: defaults, both topologies, the fence retention scaled to the run, and clear usage errors', async (t) => {
+  const o = parseOptions(['--duration', '30m'])
+  t.same(o.nodes, [1, 3])
+  t.equal(o.durationMs, 1_800_000)
+  t.equal(o.sampleMs, 5_000)
+  t.equal(o.fenceRetentionMs, 180_000)
+  t.equal(parseOptions([]).sampleMs, 1_000, 'a 60 s run samples every second')
+  t.equal(fenceRetentionFor(60_000), 6_000)
+  t.equal(fenceRetentionFor(10 * 3_600_000), 600_000, 'at most 10 min')
+  t.same(parseOptions(['--nodes', '3', '--rate', '120', '--max-growth', '0.2']).nodes, [3])
+  t.equal(parseOptions(['--max-growth', '0.2']).bounds.heap.relative, 0.2)
+  t.throws(() => parseOptions(['--nodes', '5']), new UsageError('--nodes must be 1 or 3 (got 5)'))
+  t.throws(() => parseOptions(['--duration', 'soon']), { message: /^--duration must be a duration of at least 10000 ms/ })
+  t.throws(() => parseOptions(['--rate', '0']), { message: '--rate must be a number from 1 to 2000 (got 0)' })
 })
