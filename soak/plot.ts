@@ -92,6 +92,11 @@ export function trendLine(points: readonly Point[], v: Pick<GrowthVerdict, 'from
 
 const MiB = 1024 * 1024
 
+/** The title of one run's plot. */
+export function runTitle(r: Pick<RunReport, 'label' | 'durationS' | 'rate'>): string {
+  return `lock-service soak: ${r.label}, ${r.durationS.toFixed(0)} s at ${r.rate} operations/s`
+}
+
 /** The panels of one run: service memory, Redis memory and keys, event-loop delay, client latency, load. */
 export function runPanels(r: RunReport, lagBoundMs: number): Panel[] {
   const s = r.samples

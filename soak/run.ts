@@ -16,7 +16,7 @@ import { startService } from '../harness/service-process.js'
 import { serviceNodeFlags } from '../harness/start-command.js'
 import { Load } from './load.js'
 import { parseOptions, USAGE, UsageError, type Options } from './options.js'
-import { renderSvg, runPanels } from './plot.js'
+import { renderSvg, runPanels, runTitle } from './plot.js'
 import { judgeRun, runMarkdown, type RunReport } from './report.js'
 import { Sampler } from './sampler.js'
 
@@ -112,7 +112,7 @@ async function writeReport(options: Options, runs: readonly RunReport[]): Promis
   const sections: string[] = []
   for (const r of runs) {
     const svg = `soak-${r.nodes}-node${r.nodes === 1 ? '' : 's'}.svg`
-    await writeFile(path.join(options.out, svg), renderSvg(`lock-service soak: ${r.label}`, runPanels(r, options.bounds.eventLoopP99Ms)))
+    await writeFile(path.join(options.out, svg), renderSvg(runTitle(r), runPanels(r, options.bounds.eventLoopP99Ms)))
     sections.push(runMarkdown(r, svg))
   }
   const head = [
