@@ -273,9 +273,10 @@ export class Load {
   /**
    * A hold on a fresh key watched (long poll or event stream) from the start: released after a while,
    * or left to expire; the watch must then say it is gone, with that reason, within WATCH_SLACK_MS.
-   * An event stream is released only once it said `held`; a long poll gives no such sign, so one the
-   * service took up only after the hold ended answers 404 (nothing to watch): not an error when that
-   * answer came after the release was sent or the hold expired.
+   * An event stream's hold is released only once it said `held`; a long poll gives no such sign. A
+   * watch the service took up only after the hold ended answers 404 (nothing to watch): not an error
+   * when that answer came after the release was sent or the hold expired (a slow service), an error
+   * before.
    */
   async #watched(rng: Rng, sse: boolean, client: string): Promise<void> {
     const spec = this.#freshLock()
@@ -302,7 +303,7 @@ export class Load {
     if (!seen.res) return // no answer: counted already
     const body = seen.res.body
     if (seen.res.status === 404) {
-      if (sse || seen.doneAt < endedAt) this.#error(`${what}: 404 ${String(body.error)} while the hold was live`)
+      if (seen.doneAt < endedAt) this.#error(`${what}: 404 ${String(body.error)} while the hold was live`)
     } else if (seen.res.status !== 200 || body.held !== false || body.reason !== want) {
       this.#error(`${what}: wanted ${want}, got ${seen.res.status} ${JSON.stringify(body).slice(0, 120)}`)
     } else if (seen.doneAt > endedAt + WATCH_SLACK_MS) {
