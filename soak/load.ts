@@ -148,7 +148,7 @@ export class Load {
           return await this.#hold(rng, spec, `op${n}`)
         }
         case 'session':
-          return await this.#session(rng, rng.chance(0.5) ? { ...this.#freshLock() } : { ...this.#hotLock(hot) }, `op${n}`)
+          return await this.#session(rng, rng.chance(0.5) ? this.#freshLock() : this.#hotLock(hot), `op${n}`)
         case 'watch-poll':
         case 'watch-sse':
           return await this.#watched(rng, name === 'watch-sse', `op${n}`)
