@@ -114,7 +114,7 @@ export function judgeRun(facts: RunFacts, samples: readonly Sample[], bounds: Bo
       failures.push(
         `${what} kept growing after warm-up: ${unit(v.growth)} over ${(v.to - v.from).toFixed(0)} s ` +
           `(Theil–Sen slope ${unit(v.slopePerSecond * 60)}/min, ${(v.relativeGrowth * 100).toFixed(1)}% of its median ${unit(v.median)}; ` +
-          `allowed ${unit(v.allowed)})`,
+          `allowed ${unit(v.allowed)}; it ended ${unit(v.aboveWarmup)} above the warm-up's highest floor)`,
       )
     }
   }
@@ -163,7 +163,7 @@ const pct = (x: number) => `${(x * 100).toFixed(1)}%`
 function growthRow(what: string, v: GrowthVerdict, unit: (n: number) => string, s: SeriesSummary): string {
   return (
     `| ${what} | ${unit(s.first)} → ${unit(s.last)} | ${unit(v.median)} | ${unit(v.slopePerSecond * 60)}/min | ` +
-    `${unit(v.growth)} (${pct(v.relativeGrowth)}) | ${unit(v.allowed)} | ${v.ok ? 'ok' : '**FAIL**'} |`
+    `${unit(v.growth)} (${pct(v.relativeGrowth)}) | ${unit(v.aboveWarmup)} | ${unit(v.allowed)} | ${v.ok ? 'ok' : '**FAIL**'} |`
   )
 }
 
@@ -180,8 +180,8 @@ export function runMarkdown(r: RunReport, plot: string): string {
     ...(r.failures.length ? ['Failures:', '', ...r.failures.map((f) => `- ${f}`), ''] : []),
     `Growth after warm-up (the judged window is ${r.growth.rss.from.toFixed(0)}–${r.growth.rss.to.toFixed(0)} s):`,
     '',
-    '| series | first → last | median | Theil–Sen slope | growth over the window | allowed | verdict |',
-    '| --- | --- | --- | --- | --- | --- | --- |',
+    '| series | first → last | median | Theil–Sen slope | growth over the window | above the warm-up | allowed | verdict |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
     growthRow('service RSS', r.growth.rss, mib, r.summary.rssBytes),
     growthRow('service heap used', r.growth.heap, mib, r.summary.heapUsedBytes),
     ...r.growth.redisMemory.map((v, i) => growthRow(`Redis ${i} used_memory`, v, mib, r.summary.redisUsedMemory[i] as SeriesSummary)),

@@ -57,6 +57,11 @@ export interface GrowthVerdict {
   relativeGrowth: number
   /** the allowed growth: max(relative × median, absolute) */
   allowed: number
+  /**
+   * Where the trend ends (the Theil–Sen line at the window's end) less the highest floor point before
+   * the window: how far the series ended above anything it had already reached (Infinity without a warm-up)
+   */
+  aboveWarmup: number
   /** the judged window, seconds since the load began */
   from: number
   to: number
@@ -81,30 +86,37 @@ export function floorOf(points: readonly Point[], blocks = 10): Point[] {
 }
 
 /**
- * Judges the points after `warmupShare` of the run (by time): when the Theil–Sen slope of their floor
- * (floorOf) would add more than the bound over that window, it fails. Too few points (under 5) to
- * judge pass, with samples saying so.
+ * Judges the points after `warmupShare` of the run (by time): it fails when the Theil–Sen slope of
+ * their floor (floorOf) adds more than the bound over that window AND the trend ends more than the
+ * bound above the highest floor of the warm-up. The second condition keeps a series that fell and
+ * climbed back to where it had been (RSS after the allocator handed pages back) from passing for a
+ * leak; a leak keeps setting new highs. Too few points (under 5) to judge pass, with samples saying so.
  */
 export function judgeGrowth(points: readonly Point[], bound: GrowthBound, warmupShare = 0.5): GrowthVerdict {
   const first = points[0]?.t ?? 0
   const last = points.at(-1)?.t ?? 0
   const from = first + (last - first) * warmupShare
   const judged = points.filter((p) => p.t >= from && Number.isFinite(p.v))
-  const slopePerSecond = theilSen(floorOf(judged))
+  const floor = floorOf(judged)
+  const slopePerSecond = theilSen(floor)
   const span = judged.length > 1 ? (judged.at(-1) as Point).t - (judged[0] as Point).t : 0
   const growth = slopePerSecond * span
   const mid = median(judged.map((p) => p.v))
   const allowed = Math.max(bound.relative * Math.abs(mid), bound.absolute)
+  const end = median(floor.map((p) => p.v - slopePerSecond * p.t)) + slopePerSecond * last
+  const warmup = floorOf(points.filter((p) => p.t < from && Number.isFinite(p.v)))
+  const aboveWarmup = warmup.length ? end - Math.max(...warmup.map((p) => p.v)) : Infinity
   return {
     slopePerSecond,
     growth,
     median: mid,
     relativeGrowth: mid === 0 ? 0 : growth / mid,
     allowed,
+    aboveWarmup,
     from,
     to: last,
     samples: judged.length,
-    ok: judged.length < 5 || growth <= allowed,
+    ok: judged.length < 5 || growth <= allowed || aboveWarmup <= allowed,
   }
 }
 

@@ -58,6 +58,19 @@ t.test('a heap that keeps growing after warm-up fails; a flat noisy sawtooth pas
   t.ok(Math.abs(leak.slopePerSecond * 60 - MiB) < 0.2 * MiB, 'the slope found is about the leak')
 })
 
+t.test('RSS that fell and climbs back to where it was is no leak; the same climb to new highs is', async (t) => {
+  // 3 minutes every second: 180 MiB, down to 130 at 100 s (pages handed back), back up to 175 by 180 s.
+  const level = (t: number) => (t < 100 ? 180 : 130 + ((t - 100) / 80) * 45)
+  const regrow = Array.from({ length: 180 }, (_, i) => ({ t: i + 1, v: level(i + 1) * MiB }))
+  const verdict = judgeGrowth(regrow, DEFAULT_BOUNDS.rss)
+  t.ok(verdict.growth > verdict.allowed, 'the window alone shows a steep trend')
+  t.ok(verdict.aboveWarmup < 0, 'but it ends below the warm-up’s highest floor')
+  t.ok(verdict.ok)
+  const leak = regrow.map((p) => (p.t < 100 ? { ...p, v: 100 * MiB } : p))
+  const leaking = judgeGrowth(leak, DEFAULT_BOUNDS.rss)
+  t.notOk(leaking.ok, `from 100 MiB: ends ${(leaking.aboveWarmup / MiB).toFixed(1)} MiB above the warm-up`)
+})
+
 t.test('growth during warm-up only passes; a small series under the absolute floor passes', async (t) => {
   const warming = Array.from({ length: 120 }, (_, i) => ({ t: i, v: (i < 50 ? 20 + i : 70) * MiB }))
   t.ok(judgeGrowth(warming, DEFAULT_BOUNDS.rss).ok, 'growth in the first half is warm-up')
