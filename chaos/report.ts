@@ -10,7 +10,7 @@ import type { ElectionsOutcome } from './elections.js'
 import type { LostHold, Outcome, Problem, WorkloadStats } from './clients.js'
 import { delayBreaches, type DelayBreach } from './delay-check.js'
 import { fencedVerdicts, type FencedStats } from './fenced-writers.js'
-import { faultKinds } from './faults.js'
+import { faultKinds, type FaultName } from './faults.js'
 import { describeTargets, type FaultRecord } from './nemesis.js'
 import type { Options, ServiceSettings } from './options.js'
 import type { Scenario } from './scenarios.js'
@@ -79,6 +79,15 @@ export interface ChaosReport {
    */
   lockDelay: { unreleased: number; breaches: number; duringFaults: number; unexplained: string[] }
   availability: { duringFaults: Availability; outsideFaults: Availability }
+  /**
+   * What each kind of fault cost: acquires (any part of them) within one of its windows, against those
+   * outside every fault's window. Latency counts acquires that did not wait in line and got an answer.
+   */
+  costs: { perFault: Partial<Record<FaultName, Cost & { faults: number }>>; noFault: Cost }
+  /** grants that arrived after their validity (from the acquire's send time): not holds, never acted on */
+  lateGrants: number
+  /** answers later than their budget from a replica stopped (pause-service) meanwhile: excused, counted */
+  lateFromPausedReplica: number
   faults: (FaultRecord & { detection?: Detection })[]
   /** the fenced-resource writers (chaos/fenced-writers.ts) */
   fenced?: FencedStats & { lines: string[] }
@@ -112,6 +121,35 @@ export interface ElectionsReport {
 }
 
 const EXAMPLES = 5
+
+export interface Cost {
+  /** acquires answered (a status) */
+  answered: number
+  share503: number | null
+  /** ms from send to answer, acquires that did not wait in line */
+  p50Ms: number | null
+  p99Ms: number | null
+}
+
+function quantile(sorted: readonly number[], q: number): number | null {
+  if (sorted.length === 0) return null
+  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!
+}
+
+function costOf(acquires: readonly WorkloadStats['acquires'][number][]): Cost {
+  const answered = acquires.filter((a) => typeof a.outcome === 'number')
+  const latencies = answered
+    .filter((a) => !a.waited)
+    .map((a) => a.doneAt - a.at)
+    .sort((x, y) => x - y)
+  const round = (x: number | null) => (x === null ? null : Math.round(x))
+  return {
+    answered: answered.length,
+    share503: answered.length === 0 ? null : answered.filter((a) => a.outcome === 503).length / answered.length,
+    p50Ms: round(quantile(latencies, 0.5)),
+    p99Ms: round(quantile(latencies, 0.99)),
+  }
+}
 
 function availability(acquires: readonly { at: number; outcome: Outcome }[]): Availability {
   const answered = acquires.filter((a) => typeof a.outcome === 'number')
@@ -164,6 +202,18 @@ export function buildReport(args: {
   const during = windows(args.faults, args.settings)
   // A request is "during faults" when any part of it (sent → answered) is.
   const inFault = (a: { at: number; doneAt: number }) => during.some(([from, to]) => a.at <= to && a.doneAt >= from)
+  const perFault: ChaosReport['costs']['perFault'] = {}
+  for (const kind of new Set(args.faults.filter((f) => f.appliedAt !== undefined).map((f) => f.kind))) {
+    const ofKind = args.faults.filter((f) => f.kind === kind)
+    const its = windows(ofKind, args.settings)
+    const within = stats.acquires.filter((a) => its.some(([from, to]) => a.at <= to && a.doneAt >= from))
+    perFault[kind] = { faults: its.length, ...costOf(within) }
+  }
+  // A replica stopped (pause-service) answers late what it had, or got, while stopped: not a hang of the service.
+  const paused = args.faults.filter((f) => f.kind === 'pause-service' && f.appliedAt !== undefined)
+  const pausedMeanwhile = (p: Problem) =>
+    paused.some((f) => f.replicas.includes(p.replica) && f.appliedAt! <= (p.doneAt ?? Infinity) && (f.healDoneAt ?? Infinity) >= p.at)
+  const late = stats.late.filter((p) => !pausedMeanwhile(p))
   // A hold lost early is excused by a fault that made a node faulty at any time in its life (acquire
   // sent → the answer that it was gone): a node restarted empty or with a clock beyond the allowance
   // drops holds, and a paused or cut-off node holding one leaves a 404 from the others the majority.
@@ -220,8 +270,7 @@ export function buildReport(args: {
     if (scenario.exclusionChecked) violations.push(line)
     else notes.push(`${line} (reported, not failed: faults beyond Redlock's assumptions)`)
   }
-  if (stats.late.length > 0)
-    violations.push(`${stats.late.length} requests answered late or never (over waitMs + 3 × NODE_TIMEOUT_MS + 2 s)`)
+  if (late.length > 0) violations.push(`${late.length} requests answered late or never (over waitMs + 3 × NODE_TIMEOUT_MS + 2 s)`)
   for (const f of faults) {
     if (f.error) violations.push(`fault #${f.id} ${f.kind}: ${f.error} (the run may be invalid)`)
     if (f.clock?.withinAllowance && f.detection?.status === 'detected') {
@@ -277,11 +326,14 @@ export function buildReport(args: {
       duringFaults: availability(stats.acquires.filter(inFault)),
       outsideFaults: availability(stats.acquires.filter((a) => !inFault(a))),
     },
+    costs: { perFault, noFault: costOf(stats.acquires.filter((a) => !inFault(a))) },
+    lateGrants: stats.lateGrants,
+    lateFromPausedReplica: stats.late.length - late.length,
     faults,
     ...(args.fenced && fenced ? { fenced: { ...args.fenced, lines: fenced.lines } } : {}),
     clockReported: args.watch.reported,
     unexpected: [...stats.unexpected, ...(args.elections?.stats.unexpected ?? [])],
-    late: stats.late,
+    late,
     final,
     violations,
     notes,
@@ -403,6 +455,15 @@ export function formatReport(r: ChaosReport): string {
     `availability (a fault lasts until ${RECOVERY_MS / 1000} s after its heal, or the node's quarantine or clock probation ends): 503 share of answered acquires during faults ${pct(a.duringFaults.share503)} (${a.duringFaults.unavailable}/${a.duringFaults.acquires - a.duringFaults.connectionErrors}), ` +
       `outside faults ${pct(a.outsideFaults.share503)} (${a.outsideFaults.unavailable}/${a.outsideFaults.acquires - a.outsideFaults.connectionErrors}); ` +
       `connection errors ${a.duringFaults.connectionErrors} during, ${a.outsideFaults.connectionErrors} outside`,
+  )
+  const costLine = (c: Cost) =>
+    `503 ${pct(c.share503)} of ${c.answered} answered acquires, latency p50 ${c.p50Ms ?? '–'} ms p99 ${c.p99Ms ?? '–'} ms`
+  lines.push(`cost per fault (acquires while one of its kind was active; latency: acquires that did not wait):`)
+  for (const [kind, c] of Object.entries(r.costs.perFault)) lines.push(`  ${kind.padEnd(19)} ×${String(c.faults).padEnd(3)} ${costLine(c)}`)
+  lines.push(`  ${'no fault'.padEnd(24)} ${costLine(r.costs.noFault)}`)
+  lines.push(
+    `late grants (arrived after sent + validityMs: not holds, never acted on): ${r.lateGrants}; ` +
+      `late answers from a replica stopped meanwhile (excused): ${r.lateFromPausedReplica}`,
   )
   if (r.fenced) lines.push(...r.fenced.lines)
   lines.push(`faults (${r.faults.filter((f) => f.appliedAt !== undefined).length} applied):`)
