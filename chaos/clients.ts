@@ -32,6 +32,8 @@ export interface Problem {
   what: string
   /** ms after the start: when the answer came (late answers: to excuse one from a replica that was stopped meanwhile) */
   doneAt?: number
+  /** late answers: by how much the budget was missed (Infinity: no answer) */
+  overMs?: number
 }
 
 /** A renew or release answered 404/409 although sent while the client believed it held the lock. */
@@ -146,9 +148,10 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
     stats.statuses[op][label] = (stats.statuses[op][label] ?? 0) + 1
     if (op === 'acquire') stats.acquires.push({ at, doneAt: doneAt - o.startedAt, outcome, waited: waitMs > 0 })
     const problem = (what: string) => ({ at, op, path: `${method} ${path}`, replica, what, doneAt: doneAt - o.startedAt })
-    if (outcome === 'timeout') stats.late.push(problem(`no answer within ${budgetMs(waitMs) + HANG_MS} ms`))
+    if (outcome === 'timeout') stats.late.push({ ...problem(`no answer within ${budgetMs(waitMs) + HANG_MS} ms`), overMs: Infinity })
     else if (outcome !== 'connection-error' && doneAt - sentAt > budgetMs(waitMs)) {
-      stats.late.push(problem(`${outcome} after ${(doneAt - sentAt).toFixed(0)} ms (budget ${budgetMs(waitMs)} ms)`))
+      const overMs = doneAt - sentAt - budgetMs(waitMs)
+      stats.late.push({ ...problem(`${outcome} after ${(doneAt - sentAt).toFixed(0)} ms (budget ${budgetMs(waitMs)} ms)`), overMs })
     }
     if (res && !isExpected(op, res)) stats.unexpected.push(problem(`${res.status} ${JSON.stringify(res.body).slice(0, 300)}`))
     if (op === 'acquire' && res?.status === 200) stats.wrongGrants.push(problem(`200 ${JSON.stringify(res.body).slice(0, 300)}`))

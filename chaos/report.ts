@@ -10,7 +10,7 @@ import type { ElectionsOutcome } from './elections.js'
 import type { LostHold, Outcome, Problem, WorkloadStats } from './clients.js'
 import { delayBreaches, type DelayBreach } from './delay-check.js'
 import { fencedVerdicts, type FencedStats } from './fenced-writers.js'
-import { faultKinds, type FaultName } from './faults.js'
+import { faultKinds } from './faults.js'
 import { describeTargets, type FaultRecord } from './nemesis.js'
 import type { Options, ServiceSettings } from './options.js'
 import type { Scenario } from './scenarios.js'
@@ -83,11 +83,11 @@ export interface ChaosReport {
    * What each kind of fault cost: acquires (any part of them) within one of its windows, against those
    * outside every fault's window. Latency counts acquires that did not wait in line and got an answer.
    */
-  costs: { perFault: Partial<Record<FaultName, Cost & { faults: number }>>; noFault: Cost }
+  costs: { perFault: Record<string, Cost & { faults: number }>; noFault: Cost }
   /** grants that arrived after their validity (from the acquire's send time): not holds, never acted on */
   lateGrants: number
-  /** answers later than their budget from a replica stopped (pause-service) meanwhile: excused, counted */
-  lateFromPausedReplica: number
+  /** answers later than their budget from a replica stopped (pause-service) meanwhile, or by no more than its slowed client link's delays: excused, counted */
+  lateExcused: number
   faults: (FaultRecord & { detection?: Detection })[]
   /** the fenced-resource writers (chaos/fenced-writers.ts) */
   fenced?: FencedStats & { lines: string[] }
@@ -135,6 +135,9 @@ function quantile(sorted: readonly number[], q: number): number | null {
   if (sorted.length === 0) return null
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!
 }
+
+/** The fault's kind for its cost; a latency fault's link too (a client link and a node link cost differently). */
+const costKind = (f: FaultRecord): string => (f.latency ? `${f.kind}/${f.latency.link}` : f.kind)
 
 function costOf(acquires: readonly WorkloadStats['acquires'][number][]): Cost {
   const answered = acquires.filter((a) => typeof a.outcome === 'number')
@@ -203,9 +206,11 @@ export function buildReport(args: {
   // A request is "during faults" when any part of it (sent → answered) is.
   const inFault = (a: { at: number; doneAt: number }) => during.some(([from, to]) => a.at <= to && a.doneAt >= from)
   const perFault: ChaosReport['costs']['perFault'] = {}
-  for (const kind of new Set(args.faults.filter((f) => f.appliedAt !== undefined).map((f) => f.kind))) {
-    const ofKind = args.faults.filter((f) => f.kind === kind)
-    const its = windows(ofKind, args.settings)
+  for (const kind of new Set(args.faults.filter((f) => f.appliedAt !== undefined).map(costKind))) {
+    const its = windows(
+      args.faults.filter((f) => costKind(f) === kind),
+      args.settings,
+    )
     const within = stats.acquires.filter((a) => its.some(([from, to]) => a.at <= to && a.doneAt >= from))
     perFault[kind] = { faults: its.length, ...costOf(within) }
   }
@@ -213,7 +218,19 @@ export function buildReport(args: {
   const paused = args.faults.filter((f) => f.kind === 'pause-service' && f.appliedAt !== undefined)
   const pausedMeanwhile = (p: Problem) =>
     paused.some((f) => f.replicas.includes(p.replica) && f.appliedAt! <= (p.doneAt ?? Infinity) && (f.healDoneAt ?? Infinity) >= p.at)
-  const late = stats.late.filter((p) => !pausedMeanwhile(p))
+  // A slowed client link adds its delays (both ways, jitter included) to the answer: that much late is the link's.
+  const slowLinks = args.faults.filter((f) => f.latency?.link === 'client' && f.appliedAt !== undefined)
+  const linkDelayMs = (f: FaultRecord) =>
+    f.latency!.up.ms + (f.latency!.up.jitterMs ?? 0) + f.latency!.down.ms + (f.latency!.down.jitterMs ?? 0)
+  const slowedMeanwhile = (p: Problem) =>
+    slowLinks.some(
+      (f) =>
+        f.replicas.includes(p.replica) &&
+        f.appliedAt! <= (p.doneAt ?? Infinity) &&
+        (f.healDoneAt ?? Infinity) >= p.at &&
+        (p.overMs ?? Infinity) <= linkDelayMs(f),
+    )
+  const late = stats.late.filter((p) => !pausedMeanwhile(p) && !slowedMeanwhile(p))
   // A hold lost early is excused by a fault that made a node faulty at any time in its life (acquire
   // sent → the answer that it was gone): a node restarted empty or with a clock beyond the allowance
   // drops holds, and a paused or cut-off node holding one leaves a 404 from the others the majority.
@@ -328,7 +345,7 @@ export function buildReport(args: {
     },
     costs: { perFault, noFault: costOf(stats.acquires.filter((a) => !inFault(a))) },
     lateGrants: stats.lateGrants,
-    lateFromPausedReplica: stats.late.length - late.length,
+    lateExcused: stats.late.length - late.length,
     faults,
     ...(args.fenced && fenced ? { fenced: { ...args.fenced, lines: fenced.lines } } : {}),
     clockReported: args.watch.reported,
@@ -463,7 +480,7 @@ export function formatReport(r: ChaosReport): string {
   lines.push(`  ${'no fault'.padEnd(24)} ${costLine(r.costs.noFault)}`)
   lines.push(
     `late grants (arrived after sent + validityMs: not holds, never acted on): ${r.lateGrants}; ` +
-      `late answers from a replica stopped meanwhile (excused): ${r.lateFromPausedReplica}`,
+      `late answers excused (a replica stopped meanwhile, or late by no more than its slowed client link's delays): ${r.lateExcused}`,
   )
   if (r.fenced) lines.push(...r.fenced.lines)
   lines.push(`faults (${r.faults.filter((f) => f.appliedAt !== undefined).length} applied):`)
