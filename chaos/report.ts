@@ -20,6 +20,8 @@ export interface FinalChecks {
   replicasAlive: { ok: number; failures: string[] }
   /** how long after the workload the service settled (quarantines and clock probation over) */
   settledAfterMs: number | null
+  /** the service's lock_grants_answered_late_total over the replicas (each since its last start): grants answered 503 instead */
+  grantsAnsweredLate: number | null
 }
 
 interface Availability {
@@ -480,6 +482,7 @@ export function formatReport(r: ChaosReport): string {
   lines.push(`  ${'no fault'.padEnd(24)} ${costLine(r.costs.noFault)}`)
   lines.push(
     `late grants (arrived after sent + validityMs: not holds, never acted on): ${r.lateGrants}; ` +
+      `grants the service found too late to answer (released, 503 validity_expired): ${r.final.grantsAnsweredLate ?? 'n/a'}; ` +
       `late answers excused (a replica stopped meanwhile, or late by no more than its slowed client link's delays): ${r.lateExcused}`,
   )
   if (r.fenced) lines.push(...r.fenced.lines)
