@@ -23,11 +23,11 @@ export interface Scenario {
 
 const minority = (n: number) => Math.floor((n - 1) / 2)
 
-/** Slowness rather than cuts: a delayed link, a Redis stopped in short bursts, a service replica stopped past the TTLs. */
+/** Slowness rather than cuts: a delayed link, a Redis stopped in short bursts, a service replica stopped past the TTLs (about a third of the draws). */
 const BEYOND_CUTS: readonly (readonly [number, FaultName])[] = [
-  [3, 'latency'],
-  [2, 'slow-redis'],
-  [2, 'pause-service'],
+  [6, 'latency'],
+  [4, 'slow-redis'],
+  [4, 'pause-service'],
 ]
 
 /** Faults a single Redis survives with every guarantee intact. */
