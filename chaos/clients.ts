@@ -30,6 +30,10 @@ export interface Problem {
   path: string
   replica: number
   what: string
+  /** ms after the start: when the answer came (late answers: to excuse one from a replica that was stopped meanwhile) */
+  doneAt?: number
+  /** late answers: by how much the budget was missed (Infinity: no answer) */
+  overMs?: number
 }
 
 /** A renew or release answered 404/409 although sent while the client believed it held the lock. */
@@ -46,8 +50,10 @@ export interface WorkloadStats {
   /** grants per kind and mode, e.g. "exclusive", "rw/read" */
   grants: Record<string, number>
   renewed: number
-  /** acquires: sent and answered (ms after the start) and outcome, for availability during and outside faults */
-  acquires: { at: number; doneAt: number; outcome: Outcome }[]
+  /** acquires: sent and answered (ms after the start), outcome and whether it waited in line, for availability and latency */
+  acquires: { at: number; doneAt: number; outcome: Outcome; waited: boolean }[]
+  /** grants that arrived after their validity (counted from the acquire's send time): not holds, never acted on */
+  lateGrants: number
   /** 5xx other than 503 backend_unavailable / shutting_down, and statuses no client expects */
   unexpected: Problem[]
   /** answers later than waitMs + the node budget, and requests never answered */
@@ -110,6 +116,7 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
     lost: [],
     reanchor: { needed: 0, done: 0, failed: {} },
     delay: { grants: [], ends: [] },
+    lateGrants: 0,
   }
   const budgetMs = (waitMs: number) => waitMs + 3 * o.settings.nodeTimeoutMs + SLACK_MS
   const deadline = o.startedAt + o.durationMs
@@ -139,11 +146,12 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
           ? '409 lock_delayed'
           : String(outcome)
     stats.statuses[op][label] = (stats.statuses[op][label] ?? 0) + 1
-    if (op === 'acquire') stats.acquires.push({ at, doneAt: doneAt - o.startedAt, outcome })
-    const problem = (what: string) => ({ at, op, path: `${method} ${path}`, replica, what })
-    if (outcome === 'timeout') stats.late.push(problem(`no answer within ${budgetMs(waitMs) + HANG_MS} ms`))
+    if (op === 'acquire') stats.acquires.push({ at, doneAt: doneAt - o.startedAt, outcome, waited: waitMs > 0 })
+    const problem = (what: string) => ({ at, op, path: `${method} ${path}`, replica, what, doneAt: doneAt - o.startedAt })
+    if (outcome === 'timeout') stats.late.push({ ...problem(`no answer within ${budgetMs(waitMs) + HANG_MS} ms`), overMs: Infinity })
     else if (outcome !== 'connection-error' && doneAt - sentAt > budgetMs(waitMs)) {
-      stats.late.push(problem(`${outcome} after ${(doneAt - sentAt).toFixed(0)} ms (budget ${budgetMs(waitMs)} ms)`))
+      const overMs = doneAt - sentAt - budgetMs(waitMs)
+      stats.late.push({ ...problem(`${outcome} after ${(doneAt - sentAt).toFixed(0)} ms (budget ${budgetMs(waitMs)} ms)`), overMs })
     }
     if (res && !isExpected(op, res)) stats.unexpected.push(problem(`${res.status} ${JSON.stringify(res.body).slice(0, 300)}`))
     if (op === 'acquire' && res?.status === 200) stats.wrongGrants.push(problem(`200 ${JSON.stringify(res.body).slice(0, 300)}`))
@@ -237,9 +245,14 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
       noteIfLost(proclaimed, end, g.sentAt, 'proclaim', `PUT ${spec.path}/proclaim`, notHeld(proclaimed))
     }
 
+    // A grant that arrives after its validity (counted from the send time: a slow link, a stopped
+    // replica) is no hold: the client does not act on it (no proclaim, no renew), it only releases it (or
+    // abandons it, as its behaviour says).
+    const late = g.doneAt > g.sentAt + validityMs
+    if (late) stats.lateGrants++
     // The grant took more than a third of its validity (a wait in line): what is left of the window
     // counted from the acquire's send time may be little or nothing, so a renew re-anchors it.
-    if (g.doneAt - g.sentAt > validityMs * CUT_SHARE) {
+    else if (g.doneAt - g.sentAt > validityMs * CUT_SHARE) {
       stats.reanchor.needed++
       const renewed = await renewHold()
       if (renewed.window) {
@@ -251,8 +264,10 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadStats> {
       }
     }
 
-    await maybeProclaim()
-    if (behaviour === 'renew') {
+    if (!late) await maybeProclaim()
+    if (late) {
+      // not acted on: released (or abandoned) below, at once
+    } else if (behaviour === 'renew') {
       for (let n = rng.int(1, 2); n > 0; n--) {
         await sleep(Math.max(0, (end - performance.now()) * rng.between(0.3, 0.6)))
         await maybeProclaim()

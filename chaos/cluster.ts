@@ -1,14 +1,15 @@
 /**
  * The system under test, as real processes on loopback: N redis-servers (each with the clock shim
- * preloaded, so its wall clock can be bent), R service replicas, and one TCP proxy per
- * (replica, node) pair, so a replica can be cut off from one node while everyone else still reaches it.
+ * preloaded, so its wall clock can be bent), R service replicas, one TCP proxy per (replica, node)
+ * pair, so a replica can be cut off from (or slowed on) one node while everyone else still reaches it,
+ * and one in front of each replica, which the clients reach it through (its client link, to slow).
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import { clockShim, type ClockControl } from '../harness/clock-shim.js'
 import { startRedisClusterMode, type RedisClusterProcesses } from '../harness/redis-cluster.js'
 import { startRedisCluster, type RedisProcess, type Teardown } from '../harness/redis-server.js'
 import { startService, type ServiceProcess } from '../harness/service-process.js'
-import { startProxy, type TcpProxy } from '../harness/tcp-proxy.js'
+import { startProxy, type Latency, type TcpProxy } from '../harness/tcp-proxy.js'
 
 export interface ChaosNode {
   readonly index: number
@@ -18,9 +19,12 @@ export interface ChaosNode {
 
 export interface Replica {
   readonly index: number
-  /** The current process's URL; while the replica is down, the last one (requests to it are refused). */
+  /** The URL clients use: the front proxy to the current process; while the replica is down, the last one (requests fail). */
   url: string
   process: ServiceProcess | undefined
+  /** The proxy in front of the current process (the client link), and the latency set on it (kept across restarts). */
+  front: TcpProxy | undefined
+  frontLatency: Latency | undefined
 }
 
 const RESTART_ATTEMPTS = 3
@@ -75,7 +79,13 @@ export class Cluster {
       const proxies = await Promise.all(
         Array.from({ length: opts.replicas }, () => Promise.all(redis.map((r) => startProxy({ port: r.port }, { t: cleanup })))),
       )
-      const replicas = proxies.map((_, index): Replica => ({ index, url: '', process: undefined }))
+      const replicas = proxies.map((_, index): Replica => ({
+        index,
+        url: '',
+        process: undefined,
+        front: undefined,
+        frontLatency: undefined,
+      }))
       const cluster = new Cluster(nodes, proxies, replicas, opts.serviceEnv, cleanup)
       await Promise.all(replicas.map((r) => cluster.restartReplica(r.index)))
       return cluster
@@ -102,7 +112,13 @@ export class Cluster {
         env: (i) => clocks[i]!.env,
       })
       const nodes = redisCluster.nodes.map((r, index) => ({ index, redis: r, clock: clocks[index]! }))
-      const replicas = Array.from({ length: opts.replicas }, (_, index): Replica => ({ index, url: '', process: undefined }))
+      const replicas = Array.from({ length: opts.replicas }, (_, index): Replica => ({
+        index,
+        url: '',
+        process: undefined,
+        front: undefined,
+        frontLatency: undefined,
+      }))
       const env = { ...opts.serviceEnv, REDIS_MODE: 'cluster', REDIS_URLS: redisCluster.urls.join(',') }
       const cluster = new Cluster(nodes, [], replicas, env, cleanup, redisCluster)
       await Promise.all(replicas.map((r) => cluster.restartReplica(r.index)))
@@ -157,7 +173,24 @@ export class Cluster {
     return proxy
   }
 
+  /** Latency on replica r's client link (`node` undefined) or on its link to node `node`; undefined lifts it. */
+  setLatency(r: number, node: number | undefined, latency: Latency | undefined): void {
+    if (node !== undefined) return this.proxy(r, node).setLatency(latency)
+    const replica = this.replica(r)
+    replica.frontLatency = latency
+    replica.front?.setLatency(latency)
+  }
+
   // Replicas
+
+  /** SIGSTOP a replica's process (its connections stay open; requests queue in the kernel) / SIGCONT it. */
+  pauseReplica(r: number): void {
+    this.replica(r).process?.pause()
+  }
+
+  resumeReplica(r: number): void {
+    this.replica(r).process?.resume()
+  }
 
   killReplica(r: number): Promise<unknown> {
     const replica = this.replica(r)
@@ -174,8 +207,13 @@ export class Cluster {
     for (let attempt = 0; attempt < RESTART_ATTEMPTS; attempt++) {
       try {
         const proc = await startService(env, { t: this.cleanup })
+        const front = await startProxy({ port: Number(new URL(proc.url).port) }, { t: this.cleanup })
+        front.setLatency(replica.frontLatency)
+        const old = replica.front
         replica.process = proc
-        replica.url = proc.url
+        replica.front = front
+        replica.url = `http://${front.address}`
+        await old?.close()
         return
       } catch (err) {
         lastError = err // e.g. not ready within its bound while a majority of nodes is down

@@ -6,10 +6,12 @@
  * lost its data, or a clock beyond the drift allowance): the scenario caps how many may be faulty at
  * once. A clock drifting within the allowance is not a fault: Redlock assumes exactly that much.
  */
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { RedisProcess } from '../harness/redis-server.js'
+import type { LinkDelay } from '../harness/tcp-proxy.js'
 import type { Cluster } from './cluster.js'
 import type { ServiceSettings } from './options.js'
-import type { Rng } from './prng.js'
+import { stream, type Rng } from './prng.js'
 
 export type FaultName =
   | 'pause-node'
@@ -24,6 +26,9 @@ export type FaultName =
   | 'kill-majority'
   | 'clock-fast-majority'
   | 'failover-master'
+  | 'latency'
+  | 'slow-redis'
+  | 'pause-service'
 
 export interface Targets {
   nodes: number[]
@@ -36,6 +41,10 @@ export interface Targets {
   clock?: { rate?: number; stepMs?: number; withinAllowance: boolean }
   /** partitions: how the proxy is cut */
   cut?: 'reset' | 'silent'
+  /** latency: the link slowed (a replica's client link, or its link to `nodes[0]`) and each direction's delay */
+  latency?: { link: 'client' | 'node'; up: LinkDelay; down: LinkDelay }
+  /** slow-redis: SIGSTOP bursts of these lengths, SIGCONT gaps between them, drawn from `seed` */
+  bursts?: { stopMs: readonly [number, number]; runMs: readonly [number, number]; seed: number }
 }
 
 export interface PlanContext {
@@ -105,7 +114,102 @@ const resetClock = (cluster: Cluster, t: Targets) => each(t.nodes, (i) => cluste
 /** `--backend cluster`: the master of a shard, found when the fault starts (failovers move it), paused. */
 const pausedMasters = new Map<number, RedisProcess>()
 
+/** Added delay per direction: 0–300 ms, plus up to 100 ms of jitter, drawn apart for each direction. */
+const LATENCY_MS = 300
+const JITTER_MS = 100
+const linkDelay = (rng: Rng): LinkDelay => ({ ms: rng.int(0, LATENCY_MS), jitterMs: rng.int(0, JITTER_MS) })
+
+/** A slow Redis: stopped for bursts well under NODE_TIMEOUT_MS (a request waits, it does not time out), running in between. */
+const burstsFor = (rng: Rng, settings: ServiceSettings): NonNullable<Targets['bursts']> => ({
+  stopMs: [Math.min(10, settings.nodeTimeoutMs / 4), Math.max(10, Math.floor(settings.nodeTimeoutMs * 0.6))],
+  runMs: [20, 200],
+  seed: rng.int(0, 2 ** 31 - 1),
+})
+/** The burst loops running, per node: stopped by the heal. */
+const burstLoops = new Map<number, { stop: () => Promise<void> }>()
+
+function startBursts(cluster: Cluster, node: number, b: NonNullable<Targets['bursts']>): void {
+  const rng = stream(b.seed, `bursts-${node}`)
+  let running = true
+  const loop = (async () => {
+    while (running) {
+      cluster.pauseNode(node)
+      await sleep(rng.int(b.stopMs[0], b.stopMs[1]))
+      cluster.resumeNode(node)
+      if (running) await sleep(rng.int(b.runMs[0], b.runMs[1]))
+    }
+  })()
+  burstLoops.set(node, {
+    stop: async () => {
+      running = false
+      await loop
+      cluster.resumeNode(node)
+    },
+  })
+}
+
 export const faultKinds: Readonly<Record<FaultName, FaultKind>> = {
+  latency: {
+    name: 'latency',
+    // A slowed node link can make that node miss NODE_TIMEOUT_MS for one replica: counted as faulty.
+    // A slowed client link faults no node; its grants arrive late (the clients then hold for less, or not at all).
+    plan(rng, ctx) {
+      if (ctx.freeReplicas.length === 0) return undefined
+      const replica = rng.pick(ctx.freeReplicas)
+      const up = linkDelay(rng)
+      const down = linkDelay(rng)
+      const delays = `up ${up.ms}+${up.jitterMs} ms, down ${down.ms}+${down.jitterMs} ms`
+      if (ctx.freeNodes.length === 0 || rng.chance(0.5)) {
+        return {
+          nodes: [],
+          replicas: [replica],
+          faulty: [],
+          detail: `clients → replica ${replica}: ${delays}`,
+          latency: { link: 'client', up, down },
+        }
+      }
+      const node = rng.pick(ctx.freeNodes)
+      return {
+        nodes: [node],
+        replicas: [replica],
+        faulty: [node],
+        detail: `replica ${replica} → node ${node}: ${delays}`,
+        latency: { link: 'node', up, down },
+      }
+    },
+    apply: async (cluster, t) => cluster.setLatency(t.replicas[0]!, t.latency!.link === 'node' ? t.nodes[0]! : undefined, t.latency),
+    heal: async (cluster, t) => cluster.setLatency(t.replicas[0]!, t.latency!.link === 'node' ? t.nodes[0]! : undefined, undefined),
+  },
+  'slow-redis': {
+    name: 'slow-redis',
+    plan: (rng, ctx) => {
+      const bursts = burstsFor(rng, ctx.settings)
+      const target = oneNode(
+        rng,
+        ctx,
+        `SIGSTOP bursts of ${bursts.stopMs[0]}–${bursts.stopMs[1]} ms, ${bursts.runMs[0]}–${bursts.runMs[1]} ms apart`,
+        true,
+      )
+      return target && { ...target, bursts }
+    },
+    apply: async (cluster, t) => each(t.nodes, (i) => startBursts(cluster, i, t.bursts!)),
+    heal: async (_cluster, t) =>
+      each(t.nodes, async (i) => {
+        await burstLoops.get(i)?.stop()
+        burstLoops.delete(i)
+      }),
+  },
+  'pause-service': {
+    name: 'pause-service',
+    // Longer than every client TTL (at most 1.5 s): the holds granted through it lapse while it is stopped.
+    durationMs: [2_000, 4_500],
+    plan(rng, ctx) {
+      if (ctx.freeReplicas.length === 0 || ctx.killableReplicas < 1) return undefined
+      return { nodes: [], replicas: [rng.pick(ctx.freeReplicas)], faulty: [], detail: 'SIGSTOP, then SIGCONT' }
+    },
+    apply: async (cluster, t) => each(t.replicas, (r) => cluster.pauseReplica(r)),
+    heal: async (cluster, t) => each(t.replicas, (r) => cluster.resumeReplica(r)),
+  },
   'failover-master': {
     name: 'failover-master',
     // Longer than cluster-node-timeout (1 s) plus an election: the shard's replica takes over; when

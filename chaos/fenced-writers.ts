@@ -34,6 +34,9 @@ export interface FencedCounts {
   lateAccepted: number
   /** writes applied after a newer hold's write had been applied */
   staleAccepted: number
+  /** writes sent when a newer hold had already written (stale when sent), and how many of them the resource refused */
+  staleAttempted: number
+  staleRefused: number
   /** check: fence checks that did not answer 200 (the write is refused then) */
   checkErrors: number
   examples: string[]
@@ -74,6 +77,11 @@ class Resource {
     private readonly counts: FencedCounts,
   ) {}
 
+  /** Whether a newer hold (asked for after this grant arrived at `grantAt`) has written already. */
+  staleFor(grantAt: number): boolean {
+    return this.applied.newestSentAt > grantAt
+  }
+
   /** Applies a write of the hold asked for at `sentAt` and granted at `grantAt` with `fence`, if the model lets it. */
   apply(w: { fence: number; sentAt: number; grantAt: number; at: number; story: string; valid: boolean }): boolean {
     if (this.model === 'store') {
@@ -101,6 +109,8 @@ const emptyCounts = (): FencedCounts => ({
   lateWrites: 0,
   lateAccepted: 0,
   staleAccepted: 0,
+  staleAttempted: 0,
+  staleRefused: 0,
   checkErrors: 0,
   examples: [],
 })
@@ -116,8 +126,15 @@ export async function runFencedWriters(o: FencedOptions): Promise<FencedStats> {
   const send = (rng: Rng, method: string, path: string, token: string, waitMs = 0): Promise<HttpResult | undefined> =>
     request(o.replicaUrl(rng.int(0, o.replicas - 1)), method, path, { token, timeoutMs: timeoutMs(waitMs) }).catch(() => undefined)
 
-  /** One write through `model`'s resource; whether it was applied. */
+  /** One write through `model`'s resource; whether it was applied. A write stale when sent and not applied is counted refused. */
   const write = async (rng: Rng, model: ResourceModel, key: string, w: Omit<Parameters<Resource['apply']>[0], 'at'>): Promise<boolean> => {
+    const stale = resources[model].staleFor(w.grantAt)
+    if (stale) stats[model].staleAttempted++
+    const applied = await tryWrite(rng, model, key, w)
+    if (stale && !applied) stats[model].staleRefused++
+    return applied
+  }
+  const tryWrite = async (rng: Rng, model: ResourceModel, key: string, w: Omit<Parameters<Resource['apply']>[0], 'at'>) => {
     if (model === 'check') {
       const res = await send(rng, 'GET', `/locks/${key}/fence/${w.fence}`, '')
       if (res?.status !== 200) {
@@ -158,7 +175,8 @@ export async function runFencedWriters(o: FencedOptions): Promise<FencedStats> {
       }
       const pauses = rng.chance(0.5)
       if (pauses) {
-        await sleep(Math.max(0, validEnd - performance.now()) + rng.int(0, 300))
+        // Mostly just past the validity; a third of the pauses long enough (up to 1.5 s) that a newer holder has surely written.
+        await sleep(Math.max(0, validEnd - performance.now()) + (rng.chance(1 / 3) ? rng.int(300, 1_500) : rng.int(0, 300)))
         counts.lateWrites++
         if (await write(rng, model, key, { ...hold, valid: false })) counts.lateAccepted++
       }
@@ -200,7 +218,8 @@ export function fencedVerdicts(stats: FencedStats, strict: boolean): { violation
   if (store.holds === 0 || check.holds === 0) notes.push('a fenced-resource writer was never granted a hold: its model proves nothing')
   const line = (name: string, c: FencedCounts) =>
     `  ${name}: ${c.holds} holds; ${c.validWrites} writes within validity (${c.validRefused} refused); ` +
-    `${c.lateWrites} after sleeping past validity (${c.lateAccepted} accepted); stale writes accepted: ${c.staleAccepted}` +
+    `${c.lateWrites} after sleeping past validity (${c.lateAccepted} accepted); ` +
+    `stale writes attempted: ${c.staleAttempted} (${c.staleRefused} refused), accepted: ${c.staleAccepted}` +
     (name.startsWith('check') ? `; checks that failed: ${c.checkErrors}` : '')
   const lines = [
     'fenced resources (writers that sleep past their validity, then write):',

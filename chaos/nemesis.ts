@@ -45,7 +45,9 @@ const REPLICA_SETTLE_MS = 4_000
 const GUARD_WAIT_MS = 5_000
 const PLAN_TRIES = 8
 
-const busyUntil = (p: PlannedFault) => p.at + p.durationMs + (p.replicas.length > 0 ? REPLICA_SETTLE_MS : NODE_SETTLE_MS)
+/** A fault that stops or kills its replicas (a cut or a slowed link leaves them running). */
+const stopsReplicas = (f: Targets) => f.replicas.length > 0 && !f.cut && !f.latency
+const busyUntil = (p: PlannedFault) => p.at + p.durationMs + (stopsReplicas(p) ? REPLICA_SETTLE_MS : NODE_SETTLE_MS)
 const range = (n: number) => Array.from({ length: n }, (_, i) => i)
 
 /** What is touched, down and faulty while a set of faults lasts. */
@@ -53,7 +55,7 @@ function occupancy(active: readonly Targets[]) {
   const nodes = new Set(active.flatMap((f) => f.nodes))
   const replicas = new Set(active.flatMap((f) => f.replicas))
   const faulty = new Set(active.flatMap((f) => f.faulty))
-  const replicasDown = active.filter((f) => f.replicas.length > 0 && !f.cut).reduce((n, f) => n + f.replicas.length, 0)
+  const replicasDown = active.filter(stopsReplicas).reduce((n, f) => n + f.replicas.length, 0)
   return { nodes, replicas, faulty, replicasDown }
 }
 
@@ -83,9 +85,11 @@ export function schedule(opts: {
   replicas: number
   scenario: Scenario
   settings: ServiceSettings
+  /** --faults: only these of the scenario's faults (default all of them) */
+  faults?: readonly FaultName[] | undefined
 }): PlannedFault[] {
   const rng = stream(opts.seed, 'nemesis')
-  const choices = opts.scenario.faults(opts.nodes)
+  const choices = opts.scenario.faults(opts.nodes).filter(([, name]) => !opts.faults || opts.faults.includes(name))
   const limits = limitsFor(opts.scenario, opts.nodes, opts.replicas)
   const end = opts.durationMs - TAIL_MS
   const plans: PlannedFault[] = []
@@ -173,6 +177,6 @@ export async function playSchedule(
 export function describeTargets(t: Targets): string {
   const parts = []
   if (t.nodes.length > 0) parts.push(`node${t.nodes.length > 1 ? 's' : ''} ${t.nodes.join(',')}`)
-  if (t.replicas.length > 0 && !t.cut) parts.push(`replica ${t.replicas.join(',')}`)
+  if (stopsReplicas(t) || t.latency?.link === 'client') parts.push(`replica ${t.replicas.join(',')}`)
   return `${parts.join(' + ')} (${t.detail})`
 }

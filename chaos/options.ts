@@ -1,6 +1,7 @@
 /** Command-line options of `npm run chaos`, and the command that reproduces a run. */
 import { parseArgs } from 'node:util'
 import { parseDuration } from '../src/contract/duration.js'
+import type { FaultName } from './faults.js'
 import { kindNames } from './kinds/index.js'
 import { scenarios, type Scenario, type ScenarioName } from './scenarios.js'
 
@@ -11,6 +12,8 @@ export interface Options {
   replicas: number
   kinds: string[]
   scenario: ScenarioName
+  /** --faults: only these of the scenario's faults (undefined: all of them) */
+  faults: FaultName[] | undefined
   clients: number
   /** keys per hold kind */
   keys: number
@@ -39,6 +42,7 @@ export const USAGE = `npm run chaos -- [options]
   --replicas R        service processes, 1-4 (default 2)
   --kinds LIST        hold kinds clients use: ${kindNames().join(',')} (default all)
   --scenario NAME     ${Object.keys(scenarios).join(' | ')} (default safe)
+  --faults LIST       only these of the scenario's faults, e.g. latency,slow-redis,pause-service (default all)
   --clients C         contending clients, 1-64 (default 16)
   --keys K            keys per hold kind, 1-20 (default 3)
   --env NAME=VALUE    service environment, repeatable (defaults: ${Object.entries(DEFAULT_SERVICE_ENV)
@@ -69,6 +73,7 @@ export function parseOptions(argv: readonly string[]): Options {
       replicas: { type: 'string' },
       kinds: { type: 'string' },
       scenario: { type: 'string' },
+      faults: { type: 'string' },
       clients: { type: 'string' },
       keys: { type: 'string' },
       env: { type: 'string', multiple: true },
@@ -99,6 +104,17 @@ export function parseOptions(argv: readonly string[]): Options {
   if (!chosen) throw new UsageError(`--scenario must be one of ${Object.keys(scenarios).join(', ')} (got ${values.scenario})`)
   if (!chosen.nodeCounts.includes(nodes)) throw new UsageError(`scenario ${scenario} runs with --nodes ${chosen.nodeCounts.join(' or ')}`)
 
+  let faults: FaultName[] | undefined
+  if (values.faults !== undefined) {
+    const offered = [...new Set((chosen as Scenario).faults(nodes).map(([, name]) => name))]
+    faults = [...new Set(values.faults.split(',').map((f) => f.trim()))].filter(Boolean) as FaultName[]
+    const unknown = faults.filter((f) => !offered.includes(f))
+    if (faults.length === 0 || unknown.length > 0)
+      throw new UsageError(
+        `--faults takes a list of ${scenario}'s faults on ${nodes} node(s): ${offered.join(', ')} (got ${values.faults})`,
+      )
+  }
+
   const envOverrides: Record<string, string> = {}
   for (const pair of values.env ?? []) {
     const match = /^([A-Z][A-Z0-9_]*)=(.*)$/.exec(pair)
@@ -115,6 +131,7 @@ export function parseOptions(argv: readonly string[]): Options {
     replicas: integer('replicas', values.replicas, 2, 1, 4),
     kinds: [...new Set(kinds)],
     scenario,
+    faults,
     clients: integer('clients', values.clients, 16, 1, 64),
     keys: integer('keys', values.keys, 3, 1, 20),
     json: values.json,
@@ -134,6 +151,7 @@ export function reproduceCommand(o: Options): string {
     `--replicas ${o.replicas}`,
     `--kinds ${o.kinds.join(',')}`,
     `--scenario ${o.scenario}`,
+    ...(o.faults ? [`--faults ${o.faults.join(',')}`] : []),
     `--clients ${o.clients}`,
     `--keys ${o.keys}`,
     ...Object.entries(o.envOverrides).map(([k, v]) => `--env ${k}=${shellQuote(v)}`),

@@ -20,6 +20,8 @@ export interface FinalChecks {
   replicasAlive: { ok: number; failures: string[] }
   /** how long after the workload the service settled (quarantines and clock probation over) */
   settledAfterMs: number | null
+  /** the service's lock_grants_answered_late_total over the replicas (each since its last start): grants answered 503 instead */
+  grantsAnsweredLate: number | null
 }
 
 interface Availability {
@@ -79,6 +81,15 @@ export interface ChaosReport {
    */
   lockDelay: { unreleased: number; breaches: number; duringFaults: number; unexplained: string[] }
   availability: { duringFaults: Availability; outsideFaults: Availability }
+  /**
+   * What each kind of fault cost: acquires (any part of them) within one of its windows, against those
+   * outside every fault's window. Latency counts acquires that did not wait in line and got an answer.
+   */
+  costs: { perFault: Record<string, Cost & { faults: number }>; noFault: Cost }
+  /** grants that arrived after their validity (from the acquire's send time): not holds, never acted on */
+  lateGrants: number
+  /** answers later than their budget from a replica stopped (pause-service) meanwhile, or by no more than its slowed client link's delays: excused, counted */
+  lateExcused: number
   faults: (FaultRecord & { detection?: Detection })[]
   /** the fenced-resource writers (chaos/fenced-writers.ts) */
   fenced?: FencedStats & { lines: string[] }
@@ -112,6 +123,38 @@ export interface ElectionsReport {
 }
 
 const EXAMPLES = 5
+
+export interface Cost {
+  /** acquires answered (a status) */
+  answered: number
+  share503: number | null
+  /** ms from send to answer, acquires that did not wait in line */
+  p50Ms: number | null
+  p99Ms: number | null
+}
+
+function quantile(sorted: readonly number[], q: number): number | null {
+  if (sorted.length === 0) return null
+  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!
+}
+
+/** The fault's kind for its cost; a latency fault's link too (a client link and a node link cost differently). */
+const costKind = (f: FaultRecord): string => (f.latency ? `${f.kind}/${f.latency.link}` : f.kind)
+
+function costOf(acquires: readonly WorkloadStats['acquires'][number][]): Cost {
+  const answered = acquires.filter((a) => typeof a.outcome === 'number')
+  const latencies = answered
+    .filter((a) => !a.waited)
+    .map((a) => a.doneAt - a.at)
+    .sort((x, y) => x - y)
+  const round = (x: number | null) => (x === null ? null : Math.round(x))
+  return {
+    answered: answered.length,
+    share503: answered.length === 0 ? null : answered.filter((a) => a.outcome === 503).length / answered.length,
+    p50Ms: round(quantile(latencies, 0.5)),
+    p99Ms: round(quantile(latencies, 0.99)),
+  }
+}
 
 function availability(acquires: readonly { at: number; outcome: Outcome }[]): Availability {
   const answered = acquires.filter((a) => typeof a.outcome === 'number')
@@ -164,6 +207,32 @@ export function buildReport(args: {
   const during = windows(args.faults, args.settings)
   // A request is "during faults" when any part of it (sent → answered) is.
   const inFault = (a: { at: number; doneAt: number }) => during.some(([from, to]) => a.at <= to && a.doneAt >= from)
+  const perFault: ChaosReport['costs']['perFault'] = {}
+  for (const kind of new Set(args.faults.filter((f) => f.appliedAt !== undefined).map(costKind))) {
+    const its = windows(
+      args.faults.filter((f) => costKind(f) === kind),
+      args.settings,
+    )
+    const within = stats.acquires.filter((a) => its.some(([from, to]) => a.at <= to && a.doneAt >= from))
+    perFault[kind] = { faults: its.length, ...costOf(within) }
+  }
+  // A replica stopped (pause-service) answers late what it had, or got, while stopped: not a hang of the service.
+  const paused = args.faults.filter((f) => f.kind === 'pause-service' && f.appliedAt !== undefined)
+  const pausedMeanwhile = (p: Problem) =>
+    paused.some((f) => f.replicas.includes(p.replica) && f.appliedAt! <= (p.doneAt ?? Infinity) && (f.healDoneAt ?? Infinity) >= p.at)
+  // A slowed client link adds its delays (both ways, jitter included) to the answer: that much late is the link's.
+  const slowLinks = args.faults.filter((f) => f.latency?.link === 'client' && f.appliedAt !== undefined)
+  const linkDelayMs = (f: FaultRecord) =>
+    f.latency!.up.ms + (f.latency!.up.jitterMs ?? 0) + f.latency!.down.ms + (f.latency!.down.jitterMs ?? 0)
+  const slowedMeanwhile = (p: Problem) =>
+    slowLinks.some(
+      (f) =>
+        f.replicas.includes(p.replica) &&
+        f.appliedAt! <= (p.doneAt ?? Infinity) &&
+        (f.healDoneAt ?? Infinity) >= p.at &&
+        (p.overMs ?? Infinity) <= linkDelayMs(f),
+    )
+  const late = stats.late.filter((p) => !pausedMeanwhile(p) && !slowedMeanwhile(p))
   // A hold lost early is excused by a fault that made a node faulty at any time in its life (acquire
   // sent → the answer that it was gone): a node restarted empty or with a clock beyond the allowance
   // drops holds, and a paused or cut-off node holding one leaves a 404 from the others the majority.
@@ -220,8 +289,7 @@ export function buildReport(args: {
     if (scenario.exclusionChecked) violations.push(line)
     else notes.push(`${line} (reported, not failed: faults beyond Redlock's assumptions)`)
   }
-  if (stats.late.length > 0)
-    violations.push(`${stats.late.length} requests answered late or never (over waitMs + 3 × NODE_TIMEOUT_MS + 2 s)`)
+  if (late.length > 0) violations.push(`${late.length} requests answered late or never (over waitMs + 3 × NODE_TIMEOUT_MS + 2 s)`)
   for (const f of faults) {
     if (f.error) violations.push(`fault #${f.id} ${f.kind}: ${f.error} (the run may be invalid)`)
     if (f.clock?.withinAllowance && f.detection?.status === 'detected') {
@@ -277,11 +345,14 @@ export function buildReport(args: {
       duringFaults: availability(stats.acquires.filter(inFault)),
       outsideFaults: availability(stats.acquires.filter((a) => !inFault(a))),
     },
+    costs: { perFault, noFault: costOf(stats.acquires.filter((a) => !inFault(a))) },
+    lateGrants: stats.lateGrants,
+    lateExcused: stats.late.length - late.length,
     faults,
     ...(args.fenced && fenced ? { fenced: { ...args.fenced, lines: fenced.lines } } : {}),
     clockReported: args.watch.reported,
     unexpected: [...stats.unexpected, ...(args.elections?.stats.unexpected ?? [])],
-    late: stats.late,
+    late,
     final,
     violations,
     notes,
@@ -403,6 +474,16 @@ export function formatReport(r: ChaosReport): string {
     `availability (a fault lasts until ${RECOVERY_MS / 1000} s after its heal, or the node's quarantine or clock probation ends): 503 share of answered acquires during faults ${pct(a.duringFaults.share503)} (${a.duringFaults.unavailable}/${a.duringFaults.acquires - a.duringFaults.connectionErrors}), ` +
       `outside faults ${pct(a.outsideFaults.share503)} (${a.outsideFaults.unavailable}/${a.outsideFaults.acquires - a.outsideFaults.connectionErrors}); ` +
       `connection errors ${a.duringFaults.connectionErrors} during, ${a.outsideFaults.connectionErrors} outside`,
+  )
+  const costLine = (c: Cost) =>
+    `503 ${pct(c.share503)} of ${c.answered} answered acquires, latency p50 ${c.p50Ms ?? '–'} ms p99 ${c.p99Ms ?? '–'} ms`
+  lines.push(`cost per fault (acquires while one of its kind was active; latency: acquires that did not wait):`)
+  for (const [kind, c] of Object.entries(r.costs.perFault)) lines.push(`  ${kind.padEnd(19)} ×${String(c.faults).padEnd(3)} ${costLine(c)}`)
+  lines.push(`  ${'no fault'.padEnd(24)} ${costLine(r.costs.noFault)}`)
+  lines.push(
+    `late grants (arrived after sent + validityMs: not holds, never acted on): ${r.lateGrants}; ` +
+      `grants the service found too late to answer (released, 503 validity_expired): ${r.final.grantsAnsweredLate ?? 'n/a'}; ` +
+      `late answers excused (a replica stopped meanwhile, or late by no more than its slowed client link's delays): ${r.lateExcused}`,
   )
   if (r.fenced) lines.push(...r.fenced.lines)
   lines.push(`faults (${r.faults.filter((f) => f.appliedAt !== undefined).length} applied):`)

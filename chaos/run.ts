@@ -80,6 +80,21 @@ async function replicasAlive(cluster: Cluster): Promise<FinalChecks['replicasAli
   return { ok: cluster.replicas.length - failures.length, failures }
 }
 
+/** lock_grants_answered_late_total summed over the replicas (each since its last start); null when no replica's /metrics could be read. */
+async function grantsAnsweredLate(cluster: Cluster): Promise<number | null> {
+  const counts = await Promise.all(
+    cluster.replicas.map(async (r) => {
+      try {
+        const text = await (await fetch(`${r.url}/metrics`, { signal: AbortSignal.timeout(2_000) })).text()
+        return [...text.matchAll(/^lock_grants_answered_late_total\{[^}]*\} (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0)
+      } catch {
+        return null
+      }
+    }),
+  )
+  return counts.every((c) => c === null) ? null : counts.reduce<number>((n, c) => n + (c ?? 0), 0)
+}
+
 async function run(options: Options): Promise<boolean> {
   const settings = serviceSettings(options.serviceEnv)
   const scenario = scenarios[options.scenario]
@@ -148,6 +163,7 @@ async function run(options: Options): Promise<boolean> {
     })
     const observed = await elections?.finish()
     const alive = await replicasAlive(cluster)
+    const answeredLate = await grantsAnsweredLate(cluster)
     await watch.stop()
 
     const report = buildReport({
@@ -161,7 +177,12 @@ async function run(options: Options): Promise<boolean> {
       faults,
       watch,
       fenced,
-      final: { grantable, replicasAlive: alive, settledAfterMs: settledAt === null ? null : settledAt - options.durationMs },
+      final: {
+        grantable,
+        replicasAlive: alive,
+        settledAfterMs: settledAt === null ? null : settledAt - options.durationMs,
+        grantsAnsweredLate: answeredLate,
+      },
       ...(observed ? { elections: observed } : {}),
     })
     process.stdout.write(`${formatReport(report)}\n`)

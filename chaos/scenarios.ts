@@ -23,12 +23,20 @@ export interface Scenario {
 
 const minority = (n: number) => Math.floor((n - 1) / 2)
 
+/** Slowness rather than cuts: a delayed link, a Redis stopped in short bursts, a service replica stopped past the TTLs (about a third of the draws). */
+const BEYOND_CUTS: readonly (readonly [number, FaultName])[] = [
+  [6, 'latency'],
+  [4, 'slow-redis'],
+  [4, 'pause-service'],
+]
+
 /** Faults a single Redis survives with every guarantee intact. */
 const SINGLE_SAFE: readonly (readonly [number, FaultName])[] = [
   [3, 'pause-node'],
   [3, 'partition'],
   [2, 'kill-replica'],
   [2, 'clock-drift'],
+  ...BEYOND_CUTS,
 ]
 
 export const scenarios = {
@@ -48,6 +56,7 @@ export const scenarios = {
             [2, 'clock-fast'],
             [1, 'clock-step'],
             [1, 'host-crash'],
+            ...BEYOND_CUTS,
           ],
     // A single Redis is never "a minority": its safe faults (pause, partition) are harmless alone.
     maxFaulty: (n) => (n === 1 ? 1 : minority(n)),

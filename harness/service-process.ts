@@ -8,6 +8,9 @@ export interface ServiceProcess {
   readonly output: () => string
   /** Send a signal and wait for the process to exit; resolves to its exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>
+  /** SIGSTOP / SIGCONT: the process freezes (its sockets stay open, the kernel still queues bytes) and resumes. */
+  pause(): void
+  resume(): void
 }
 
 const serverEntry = new URL('../src/server.ts', import.meta.url).pathname
@@ -61,7 +64,10 @@ export async function startService(env: Record<string, string>, opts: { t?: Tear
     if (exitCode !== undefined) throw new Error(`service exited with ${exitCode}: ${output}`)
     try {
       const res = await fetch(`${url}/readyz`)
-      if (res.status === 200) return { url, pid: child.pid!, output: () => output, stop }
+      if (res.status === 200) {
+        const signal = (name: NodeJS.Signals) => () => void (exitCode === undefined && child.kill(name))
+        return { url, pid: child.pid!, output: () => output, stop, pause: signal('SIGSTOP'), resume: signal('SIGCONT') }
+      }
     } catch {
       // not listening yet
     }

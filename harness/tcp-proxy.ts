@@ -3,9 +3,11 @@
  * put one between a service and a Redis node, then cut it ('reset' or 'silent') and heal it.
  *
  * Each accepted connection dials the target anew, so the target may be restarted on the same port
- * behind a live proxy. Bytes are forwarded as they come (with backpressure), never inspected.
+ * behind a live proxy. Bytes are forwarded as they come (with backpressure), never inspected — or, with
+ * setLatency(), each chunk after an added delay, per direction, in order (a delay line, never a reordering).
  */
 import net from 'node:net'
+import { performance } from 'node:perf_hooks'
 import type { Teardown } from './redis-server.js'
 
 export interface TcpProxy {
@@ -23,7 +25,22 @@ export interface TcpProxy {
    *  reached the target, its answer never reaches the client. */
   dropNextResponse(): void
   readonly isCut: boolean
+  /** Delay every chunk from now on: `up` client → target, `down` target → client (either may be left out: no delay).
+   *  Bytes keep their order within a connection; `undefined` lifts it (chunks already queued still wait their turn). */
+  setLatency(latency: Latency | undefined): void
+  readonly latency: Latency | undefined
   close(): Promise<void>
+}
+
+/** A delay of `ms` plus a uniform 0–`jitterMs` more, drawn per chunk. */
+export interface LinkDelay {
+  ms: number
+  jitterMs?: number
+}
+
+export interface Latency {
+  up?: LinkDelay
+  down?: LinkDelay
 }
 
 /** One proxied connection: the accepted socket and the one dialled to the target (none while stalled). */
@@ -32,6 +49,8 @@ interface Pair {
   upstream: net.Socket | undefined
   /** Set by a 'silent' cut: bytes either way are read and dropped; the pair dies on heal(). */
   stalled: boolean
+  /** Each direction's delay line (cleared when the pair is dropped). */
+  readonly lines: DelayLine[]
 }
 
 /** Close at once. (Not resetAndDestroy: on Node 20 it leaves a handle that keeps the test process alive.) */
@@ -40,18 +59,64 @@ function abort(socket: net.Socket | undefined): void {
   socket.destroy()
 }
 
-/** Forward `from` → `to` unless the pair is stalled or `intercept` takes the chunk; pause `from` while `to` is backed up. */
-function forward(pair: Pair, from: net.Socket, to: () => net.Socket | undefined, intercept?: () => boolean): void {
+/**
+ * Runs each pushed action once its delay is over, in push order: a chunk never overtakes an earlier one,
+ * so a shorter jitter draw waits behind a longer one.
+ */
+class DelayLine {
+  readonly #queue: { dueAt: number; run: () => void }[] = []
+  #lastDueAt = 0
+  #timer: NodeJS.Timeout | undefined
+
+  push(delayMs: number, run: () => void): void {
+    if (delayMs <= 0 && this.#queue.length === 0) return run()
+    this.#lastDueAt = Math.max(performance.now() + delayMs, this.#lastDueAt)
+    this.#queue.push({ dueAt: this.#lastDueAt, run })
+    this.#schedule()
+  }
+
+  #schedule(): void {
+    if (this.#timer || this.#queue.length === 0) return
+    this.#timer = setTimeout(
+      () => {
+        this.#timer = undefined
+        while (this.#queue.length > 0 && this.#queue[0]!.dueAt <= performance.now() + 1) this.#queue.shift()!.run()
+        this.#schedule()
+      },
+      Math.max(0, this.#queue[0]!.dueAt - performance.now()),
+    )
+  }
+
+  clear(): void {
+    clearTimeout(this.#timer)
+    this.#timer = undefined
+    this.#queue.length = 0
+  }
+}
+
+const drawDelay = (d: LinkDelay | undefined, random: () => number) => (d ? d.ms + (d.jitterMs ?? 0) * random() : 0)
+
+/**
+ * Forward `from` → `to` unless the pair is stalled or `intercept` takes the chunk; pause `from` while `to` is backed up.
+ * Each chunk first waits `delay()` ms in the direction's delay line (0: none).
+ */
+function forward(pair: Pair, from: net.Socket, to: () => net.Socket | undefined, delay: () => number, intercept?: () => boolean): void {
+  const line = new DelayLine()
+  pair.lines.push(line)
   from.on('data', (chunk: Buffer) => {
-    const target = to()
-    if (pair.stalled || !target || target.destroyed || intercept?.()) return // dropped
-    if (!target.write(chunk)) {
-      from.pause()
-      target.once('drain', () => from.resume())
-    }
+    line.push(delay(), () => {
+      const target = to()
+      if (pair.stalled || !target || target.destroyed || intercept?.()) return // dropped
+      if (!target.write(chunk)) {
+        from.pause()
+        target.once('drain', () => from.resume())
+      }
+    })
   })
   from.on('end', () => {
-    if (!pair.stalled) to()?.end()
+    line.push(delay(), () => {
+      if (!pair.stalled) to()?.end()
+    })
   })
 }
 
@@ -60,6 +125,7 @@ class LoopbackProxy implements TcpProxy {
   readonly address: string
   #cut: 'reset' | 'silent' | undefined
   #dropNextResponse = false
+  #latency: Latency | undefined
   readonly #pairs = new Set<Pair>()
   #closed: Promise<void> | undefined
 
@@ -67,6 +133,7 @@ class LoopbackProxy implements TcpProxy {
     private readonly server: net.Server,
     readonly port: number,
     private readonly target: { host: string; port: number },
+    private readonly random: () => number,
   ) {
     this.url = `redis://127.0.0.1:${port}`
     this.address = `127.0.0.1:${port}`
@@ -90,6 +157,14 @@ class LoopbackProxy implements TcpProxy {
     for (const pair of this.#pairs) if (pair.stalled) this.drop(pair)
   }
 
+  get latency(): Latency | undefined {
+    return this.#latency
+  }
+
+  setLatency(latency: Latency | undefined): void {
+    this.#latency = latency
+  }
+
   dropNextResponse(): void {
     this.#dropNextResponse = true
   }
@@ -108,10 +183,15 @@ class LoopbackProxy implements TcpProxy {
       abort(client)
       return
     }
-    const pair: Pair = { client, upstream: undefined, stalled: false }
+    const pair: Pair = { client, upstream: undefined, stalled: false, lines: [] }
     this.#pairs.add(pair)
     client.once('close', () => this.drop(pair))
-    forward(pair, client, () => pair.upstream)
+    forward(
+      pair,
+      client,
+      () => pair.upstream,
+      () => drawDelay(this.#latency?.up, this.random),
+    )
     if (this.#cut === 'silent') this.stall(pair)
     else this.dial(pair)
   }
@@ -128,6 +208,7 @@ class LoopbackProxy implements TcpProxy {
       pair,
       upstream,
       () => pair.client,
+      () => drawDelay(this.#latency?.down, this.random),
       () => this.takeResponse(pair),
     )
   }
@@ -149,6 +230,7 @@ class LoopbackProxy implements TcpProxy {
 
   private drop(pair: Pair): void {
     if (!this.#pairs.delete(pair)) return
+    for (const line of pair.lines) line.clear()
     abort(pair.client)
     abort(pair.upstream)
   }
@@ -156,8 +238,14 @@ class LoopbackProxy implements TcpProxy {
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1'])
 
-/** Listen on 127.0.0.1 (a free port) and forward every connection to `target` (loopback by default). */
-export async function startProxy(target: { host?: string; port: number }, opts: { t?: Teardown } = {}): Promise<TcpProxy> {
+/**
+ * Listen on 127.0.0.1 (a free port) and forward every connection to `target` (loopback by default);
+ * `random` draws the jitter of setLatency() (default Math.random).
+ */
+export async function startProxy(
+  target: { host?: string; port: number },
+  opts: { t?: Teardown; random?: () => number } = {},
+): Promise<TcpProxy> {
   const host = target.host ?? '127.0.0.1'
   if (!LOOPBACK.has(host)) throw new Error(`the proxy only forwards to loopback, not ${host}`)
   const server = net.createServer({ noDelay: true })
@@ -170,7 +258,7 @@ export async function startProxy(target: { host?: string; port: number }, opts: 
   })
   const address = server.address()
   if (!address || typeof address !== 'object') throw new Error(`unexpected proxy address: ${String(address)}`)
-  const proxy = new LoopbackProxy(server, address.port, { host, port: target.port })
+  const proxy = new LoopbackProxy(server, address.port, { host, port: target.port }, opts.random ?? Math.random)
   opts.t?.teardown(() => proxy.close())
   return proxy
 }

@@ -252,7 +252,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     const statuses = Object.keys((schema?.response as Record<string, unknown> | undefined) ?? { 200: null })
     for (const m of [method].flat()) if (m !== 'HEAD') documented.push({ method: m, route: url, statuses })
   })
-  const holdOptions = { config, engine, sessions, observed: new Observed(metrics) }
+  const holdOptions = { config, engine, sessions, observed: new Observed(metrics), metrics }
   await app.register(lockRoutes, holdOptions)
   await app.register(rwlockRoutes, holdOptions)
   await app.register(semaphoreRoutes, holdOptions)

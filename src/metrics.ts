@@ -57,6 +57,12 @@ export function createMetrics() {
       labelNames: ['reason'] as const,
       registers: [registry],
     }),
+    grantsAnsweredLate: new Counter({
+      name: 'lock_grants_answered_late_total',
+      help: 'Grants whose validity ran out before their answer could be sent (a stopped or starved process): released, answered 503',
+      labelNames: ['mode'] as const,
+      registers: [registry],
+    }),
     waiters: new Gauge({
       name: 'lock_waiters',
       help: 'Requests parked in line on this replica',
@@ -310,6 +316,7 @@ export interface DocumentedRoute {
 export function zeroSeries(metrics: Metrics, nodeCount: number, routes: readonly DocumentedRoute[]): void {
   for (const mode of holdModes) {
     metrics.contention.zero({ mode })
+    metrics.grantsAnsweredLate.inc({ mode }, 0)
     for (const outcome of acquireOutcomes) metrics.acquireDuration.zero({ mode, outcome })
     for (const outcome of renewOutcomes) metrics.renewals.zero({ mode, outcome })
     for (const outcome of releaseOutcomes) metrics.releases.zero({ mode, outcome })

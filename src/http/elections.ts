@@ -46,6 +46,7 @@ import { watchResultSchema, watchSchemas } from './schemas/watch.js'
 import { sessionOwnerKey } from './sessions.js'
 import { newToken, oneOf, requireToken } from './tokens.js'
 import { answerWatch, DEFAULT_WATCH_MS, HEARTBEAT_MS } from './watch.js'
+import { answerable } from './late-grant.js'
 
 export interface ElectionRoutesOptions {
   config: Config
@@ -192,7 +193,6 @@ export async function electionRoutes(fastify: FastifyInstance, options: Election
         )
         return sendError(reply, leader === undefined ? outcome : fail.withDetails(outcome, { leader }))
       }
-      const stamping = performance.now()
       let record
       try {
         record = await elections.stamp(name, token, value, Date.parse(outcome.expiresAt) - outcome.ttlMs)
@@ -201,6 +201,9 @@ export async function electionRoutes(fastify: FastifyInstance, options: Election
         if (!outcome.regranted) await engine.release({ mode: 'leader', key: name, token }).catch(() => undefined)
         throw err
       }
+      // The validity left now (stamping the record took some): none left, the term ends here, a 503.
+      const answer = answerable(outcome, { metrics, release: () => engine.release({ mode: 'leader', key: name, token }) })
+      if (answer instanceof ServiceError) return sendError(reply, answer)
       if (!outcome.regranted) metrics.leadersElected.inc()
       return reply.code(outcome.regranted ? 200 : 201).send({
         name,
@@ -211,7 +214,7 @@ export async function electionRoutes(fastify: FastifyInstance, options: Election
         revision: record.revision,
         since: isoTime(record.sinceMs),
         ttlMs: outcome.ttlMs,
-        validityMs: Math.max(0, Math.floor(outcome.validityMs - (performance.now() - stamping))),
+        validityMs: answer.validityMs,
         expiresAt: outcome.expiresAt,
       })
     },
@@ -254,7 +257,9 @@ export async function electionRoutes(fastify: FastifyInstance, options: Election
       const body = request.body ?? {}
       const token = requireToken(oneOf('token', request.headers['lock-token'], body.token))
       const ttlMs = oneOf('ttl', request.query.ttl, body.ttlMs)
-      const grant = await observed.renew('leader', () => engine.renew({ mode: 'leader', key: name, token, ttlMs }))
+      const renewed = await observed.renew('leader', () => engine.renew({ mode: 'leader', key: name, token, ttlMs }))
+      const grant = answerable(renewed, { metrics, release: async () => undefined })
+      if (grant instanceof ServiceError) throw grant
       return { name, term: grant.fence, token, ttlMs: grant.ttlMs, validityMs: grant.validityMs, expiresAt: grant.expiresAt }
     },
   })

@@ -17,12 +17,15 @@ import { newToken, oneOf, requireToken } from './tokens.js'
 import { authorizeAdmin, authorizeKey } from './auth.js'
 import { fail, ServiceError } from '../errors.js'
 import { sendError } from './errors.js'
+import { answerable } from './late-grant.js'
+import type { Metrics } from '../metrics.js'
 
 export interface HoldRoutesOptions {
   config: Config
   engine: LockEngine
   sessions: SessionEngine
   observed: Observed
+  metrics: Pick<Metrics, 'grantsAnsweredLate'>
 }
 
 const goneOf = Symbol('clientGone')
@@ -43,7 +46,7 @@ export function clientGone(response: ServerResponse): ClientGone {
 
 /** The wire shape of a grant: the engine's Grant less its internal flags. */
 function grantBody(grant: Grant) {
-  const { regranted: _regranted, ...body } = grant
+  const { regranted: _regranted, decidedAt: _decidedAt, ...body } = grant
   // A semaphore's grant carries its permits and limit (grantOf sets both for mode 'permit').
   return body as z.output<typeof grantSchema> | z.output<typeof permitGrantSchema>
 }
@@ -80,7 +83,7 @@ function permitsOf(query: object, body: object): Permits {
  */
 export function registerHoldRoutes(
   fastify: FastifyInstance,
-  { config, engine, sessions, observed }: HoldRoutesOptions,
+  { config, engine, sessions, observed, metrics }: HoldRoutesOptions,
   path: string,
   mode: LockMode,
   tag: HoldResource,
@@ -146,8 +149,11 @@ export function registerHoldRoutes(
       // A refusal that came back as a value (409 lock_held on a contended lock: the hot path) is
       // answered as the error handler answers a thrown one.
       return observed.acquire(mode, run).then((outcome) => {
-        if (outcome instanceof ServiceError) sendError(reply, outcome)
-        else reply.code(outcome.regranted ? 200 : 201).send(grantBody(outcome))
+        if (outcome instanceof ServiceError) return void sendError(reply, outcome)
+        // The validity left now; none left (this process was stopped or starved since): released, a 503.
+        const answer = answerable(outcome, { metrics, release: () => engine.release({ mode, key: req.key, token }) })
+        if (answer instanceof ServiceError) sendError(reply, answer)
+        else reply.code(answer.regranted ? 200 : 201).send(grantBody(answer))
       })
     },
   })
@@ -169,7 +175,10 @@ export function registerHoldRoutes(
       const token = requireToken(oneOf('token', request.headers['lock-token'], body.token))
       const ttlMs = oneOf('ttl', request.query.ttl, body.ttlMs)
       const grant = await observed.renew(mode, () => engine.renew({ mode, key: request.params.key, token, ttlMs }))
-      return reply.code(200).send(grantBody(grant))
+      // A renew answered too late is not released: the hold was the caller's before, it lapses by its TTL.
+      const answer = answerable(grant, { metrics, release: async () => undefined })
+      if (answer instanceof ServiceError) return sendError(reply, answer)
+      return reply.code(200).send(grantBody(answer))
     },
   })
 

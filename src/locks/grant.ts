@@ -1,7 +1,8 @@
+import { performance } from 'node:perf_hooks'
 import { isoTime } from './iso-time.js'
 import type { Grant, LockMode, Permits } from './types.js'
 
-/** The answer for one hold of `req`'s token; it expires `ttlMs` after `since` (wall clock, ms). */
+/** The answer for one hold of `req`'s token; it expires `ttlMs` after `since` (wall clock, ms); its validity was computed just now. */
 export function grantOf(
   req: { key: string; mode: LockMode; token: string; semaphore?: Permits },
   hold: { fence: number; ttlMs: number; validityMs: number; since: number; holdCount: number; regranted: boolean },
@@ -17,5 +18,6 @@ export function grantOf(
     holdCount: hold.holdCount,
     ...(req.semaphore ? { permits: req.semaphore.permits, limit: req.semaphore.limit } : {}),
     regranted: hold.regranted,
+    decidedAt: performance.now(),
   }
 }

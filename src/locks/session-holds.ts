@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks'
 import { fail, ServiceError } from '../errors.js'
 import type { Config } from '../config.js'
 import type { Metrics } from '../metrics.js'
@@ -15,6 +16,7 @@ import type { BoundSince } from './scripts/session_keepalive.js'
 import { sessionUnbindScript } from './scripts/session_unbind.js'
 import { boundRenewVotes, decided, settledForBoundRenew, settledForSession, withCode, type Done } from './session-votes.js'
 import { storageOf, type AcquireRequest, type Grant, type HoldKind, type LockMode } from './types.js'
+import { validityMs } from './validity.js'
 import { consensus, countCode, majorityFloor, settledByCounted } from './votes.js'
 
 /** One hold of a session, as its routes show it (never its token). */
@@ -60,6 +62,7 @@ export class SessionHolds {
     askedTtlMs: number | undefined,
   ): Promise<Grant | ServiceError> {
     const entry = boundEntry(req)
+    const bindStarted = performance.now()
     const tally = await this.quorum.ask(
       (node) => node.call(sessionBindScript, keys.all, { by, entry, maxHolds: this.config.maxSessionHolds }),
       settledForSession,
@@ -104,10 +107,19 @@ export class SessionHolds {
         sessionRef: ref,
       })
       if (outcome instanceof ServiceError) return outcome
+      // The hold lasts at least MIN_HOLD_TTL_MS, its session maybe less: valid only while the session
+      // is (it lasts `remaining` from some moment after the bind was sent), and none left is no grant.
+      // Not for a waiter: keepalives may have extended its session in line (sessions.acquire looks again).
+      const decidedAt = performance.now()
+      const sessionValidity = req.waitMs ? Infinity : validityMs(remaining, decidedAt - bindStarted, this.config.driftFactor)
+      if (sessionValidity <= 0) {
+        await this.locks.release({ mode: req.mode, key: req.key, token: req.token }).catch(() => undefined)
+        throw fail.sessionNotFound()
+      }
       granted = true
       // Held now (no longer waiting in line): a keepalive that no longer finds it reports it lost.
       this.quorum.everywhere(sessionBindScript, keys.all, { by, entry, held: true })
-      return outcome
+      return sessionValidity < outcome.validityMs ? { ...outcome, validityMs: sessionValidity, decidedAt } : outcome
     } finally {
       if (fresh && !granted) this.unbind(keys, [entry])
     }

@@ -103,6 +103,8 @@ export interface Grant extends GrantBody {
   limit?: number
   /** true when the token already held the lock (HTTP 200 instead of 201) */
   regranted: boolean
+  /** performance.now() when validityMs was computed: the answer takes off the time since (src/http/late-grant.ts) */
+  decidedAt: number
 }
 
 export type Release = ReleaseBody

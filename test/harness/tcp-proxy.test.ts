@@ -1,4 +1,5 @@
 import net from 'node:net'
+import { performance } from 'node:perf_hooks'
 import t from 'tap'
 import { startRedis } from '../../harness/redis-server.js'
 import { startProxy } from '../../harness/tcp-proxy.js'
@@ -145,4 +146,46 @@ t.test('close() ends the listener and every connection; only loopback targets', 
   })
   t.equal(after, 'ECONNREFUSED')
   await t.rejects(startProxy({ host: '10.0.0.1', port: redis.port }), /loopback/)
+})
+
+t.test('setLatency delays each direction and keeps the bytes in order; lifted, forwarding is direct again', async (t) => {
+  const redis = await startRedis({ t })
+  const proxy = await startProxy({ port: redis.port }, { t })
+  const socket = net.connect({ host: '127.0.0.1', port: proxy.port })
+  t.teardown(() => socket.destroy())
+  socket.setEncoding('utf8')
+  await new Promise((resolve) => socket.once('connect', resolve))
+  let received = ''
+  socket.on('data', (chunk: string) => (received += chunk))
+  const replies = (n: number) =>
+    new Promise<string[]>((resolve) => {
+      const check = () => {
+        const lines = received.split('\r\n').filter((l) => l.startsWith('$') === false && l !== '')
+        if (lines.length < n) return void setTimeout(check, 5)
+        received = ''
+        resolve(lines)
+      }
+      check()
+    })
+
+  proxy.setLatency({ up: { ms: 20, jitterMs: 60 }, down: { ms: 100 } })
+  t.same(proxy.latency, { up: { ms: 20, jitterMs: 60 }, down: { ms: 100 } })
+  const sentAt = performance.now()
+  // Separate chunks, each with its own jitter draw: a later one must still arrive after an earlier one.
+  for (let i = 0; i < 10; i++) {
+    socket.write(`ECHO m${i}\r\n`)
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+  const first = await replies(10)
+  t.ok(performance.now() - sentAt >= 120, 'at least the up and down delays (20 + 100 ms)')
+  t.same(
+    first,
+    Array.from({ length: 10 }, (_, i) => `m${i}`),
+    'in the order sent',
+  )
+
+  proxy.setLatency(undefined)
+  t.equal(proxy.latency, undefined)
+  socket.write('PING\r\n')
+  t.same(await replies(1), ['+PONG'])
 })

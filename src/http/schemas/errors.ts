@@ -34,7 +34,13 @@ export const errorSchema = z
     burst: z.number().int().optional().describe('429 rate_limited: the most requests at once after an idle spell'),
     issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
     allow: z.array(z.string()).optional().describe('405: the methods this path takes (also in the Allow header)'),
-    reason: z.string().optional(),
+    reason: z
+      .string()
+      .optional()
+      .describe(
+        '503 backend_unavailable: why — no_majority; validity_expired (the nodes answered too slowly, or this replica was stopped or ' +
+          'starved between deciding a grant and answering it: a new hold is released, nothing is held); fence_not_stored',
+      ),
     answered: z.number().int().optional().describe('Nodes that answered'),
     voting: z.number().int().optional().describe('Nodes that answered and may vote (the vote rule)'),
     needed: z.number().int().optional().describe('Votes a decision needs (a majority)'),

@@ -664,6 +664,7 @@ export interface components {
       }[]
       /** @description 405: the methods this path takes (also in the Allow header) */
       allow?: string[]
+      /** @description 503 backend_unavailable: why — no_majority; validity_expired (the nodes answered too slowly, or this replica was stopped or starved between deciding a grant and answering it: a new hold is released, nothing is held); fence_not_stored */
       reason?: string
       /** @description Nodes that answered */
       answered?: number
