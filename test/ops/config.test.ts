@@ -65,9 +65,15 @@ t.test('configEnvNames lists exactly the documented variables', async (t) => {
     'REDIS_SENTINELS',
     'REDIS_SENTINEL_NAME',
     'REDIS_SENTINEL_PASSWORD',
+    'REDIS_TLS_CA_FILE',
+    'REDIS_TLS_CERT_FILE',
+    'REDIS_TLS_KEY_FILE',
     'REDIS_URL',
     'REDIS_URLS',
     'REDIS_WAIT_REPLICAS',
+    'TLS_CERT_FILE',
+    'TLS_CLIENT_CA_FILE',
+    'TLS_KEY_FILE',
   ])
   t.ok(Object.isFrozen(configEnvNames))
 })
@@ -98,6 +104,8 @@ t.test('defaults', async (t) => {
     logLevel: 'info',
     auth: null,
     protectMetrics: false,
+    redisTls: null,
+    https: null,
   }
   t.same(loadConfig({}), expected, 'an empty environment gives the defaults')
   t.same(defaultConfig, expected, 'defaultConfig agrees')
@@ -153,6 +161,8 @@ t.test('every variable is parsed', async (t) => {
     logLevel: 'debug',
     auth: null,
     protectMetrics: false,
+    redisTls: null,
+    https: null,
   })
   t.equal(typeof config.port, 'number')
   t.equal(typeof config.driftFactor, 'number')
