@@ -8,6 +8,7 @@
 import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
+import http from 'node:http'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { Client } from '@lock-service/client'
@@ -66,6 +67,39 @@ function rawCycle(url: string): Cycle {
   }
 }
 
+/** The same cycle over node:http with a keep-alive agent, written as a caller would by hand. */
+function rawNodeHttpCycle(url: string): Cycle {
+  const agent = new http.Agent({ keepAlive: true })
+  const { hostname, port } = new URL(url)
+  const send = (method: string, path: string, headers: Record<string, string>, body?: string) =>
+    new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = http.request({ hostname, port, method, path, headers, agent }, (res) => {
+        let text = ''
+        res.setEncoding('utf8')
+        res.on('data', (chunk: string) => (text += chunk))
+        res.once('end', () => resolve({ status: res.statusCode ?? 0, text }))
+        res.once('error', reject)
+      })
+      req.once('error', reject)
+      req.end(body)
+    })
+  return async (key) => {
+    const path = `/locks/${encodeURIComponent(key)}`
+    const token = randomBytes(16).toString('base64url')
+    const acquired = await send(
+      'POST',
+      path,
+      { accept: 'application/json', 'content-type': 'application/json' },
+      JSON.stringify({ token, ttlMs: TTL_MS }),
+    )
+    const grant = JSON.parse(acquired.text) as { token: string }
+    if (acquired.status !== 201) throw new Error(`raw node:http acquire: ${acquired.status}`)
+    const released = await send('DELETE', path, { accept: 'application/json', 'lock-token': grant.token })
+    JSON.parse(released.text)
+    if (released.status !== 200) throw new Error(`raw node:http release: ${released.status}`)
+  }
+}
+
 function libraryCycle(url: string): Cycle {
   const client = new Client({ url })
   return async (key) => {
@@ -117,31 +151,37 @@ const scenario: Scenario = {
   title: 'Client libraries: acquire + release through each library vs raw HTTP',
   description:
     `${CONCURRENCY} workers, one key each, loop acquire (client-chosen token) + release through the library and through the ` +
-    "language's raw HTTP (same keep-alive), alternating rounds; × raw = library ÷ raw. TypeScript runs in the bench process " +
-    '(library vs fetch); Python and Go run clients/*/ overhead programs when they exist.',
+    "language's raw HTTP (keep-alive), rotating rounds; × raw = library ÷ raw. TypeScript runs in the bench process " +
+    '(library vs fetch, the target, and vs node:http); Python and Go run clients/*/ overhead programs when they exist.',
   async run(ctx) {
     const service = await ctx.service({ nodes: 1 })
     const url = `http://${service.host}:${service.port}`
-    const raw = rawCycle(url)
-    const library = libraryCycle(url)
-    await rate(raw, ctx.settings.warmupMs, 'warm-raw')
-    await rate(library, ctx.settings.warmupMs, 'warm-lib')
-    const runs: { library: number; raw: number }[] = []
+    const cycles = { library: libraryCycle(url), raw: rawCycle(url), rawNodeHttp: rawNodeHttpCycle(url) }
+    const kinds = Object.keys(cycles) as (keyof typeof cycles)[]
+    for (const which of kinds) await rate(cycles[which], ctx.settings.warmupMs, `warm-${which}`)
+    const runs: Record<keyof typeof cycles, number>[] = []
     for (let rep = 0; rep < ctx.settings.reps; rep++) {
-      // Alternate which goes first, so a drift in the machine's load falls on both alike.
-      const order: ('library' | 'raw')[] = rep % 2 === 0 ? ['library', 'raw'] : ['raw', 'library']
-      const result = { library: 0, raw: 0 }
-      for (const which of order) result[which] = await rate(which === 'raw' ? raw : library, ctx.settings.durationMs, `${rep}-${which}`)
+      // Rotate which goes first, so a drift in the machine's load falls on all alike.
+      const order = kinds.map((_, i) => kinds[(i + rep) % kinds.length]!)
+      const result = { library: 0, raw: 0, rawNodeHttp: 0 }
+      for (const which of order) result[which] = await rate(cycles[which], ctx.settings.durationMs, `${rep}-${which}`)
       runs.push(result)
     }
+    const library = median(runs.map((r) => r.library))
     const ts: LanguageResult = {
       language: 'typescript',
-      library: median(runs.map((r) => r.library)),
+      library,
       raw: median(runs.map((r) => r.raw)),
       ratio: median(runs.map((r) => r.library / r.raw)),
     }
+    const tsNodeHttp: LanguageResult = {
+      language: 'typescript (vs node:http)',
+      library,
+      raw: median(runs.map((r) => r.rawNodeHttp)),
+      ratio: median(runs.map((r) => r.library / r.rawNodeHttp)),
+    }
     const others = await otherLanguages(url, Math.max(1, Math.round(ctx.settings.durationMs / 1000)))
-    const all = [ts, ...others.results]
+    const all = [ts, tsNodeHttp, ...others.results]
     const targets: TargetCheck[] = [
       target('TypeScript library cycles/s vs raw fetch', ts.ratio, fmtRatio(ts.ratio), '≥', TARGET_TS_RATIO, '×'),
     ]

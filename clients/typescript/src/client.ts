@@ -190,8 +190,8 @@ export class Client {
 
   /** Readiness: `/readyz` (a 503 answers its body too: `ready` false and per-node detail). */
   async readiness(): Promise<Readiness> {
-    const response = await this.transport.send({ method: 'GET', path: '/readyz' })
-    return (await response.json()) as Readiness
+    const answer = await this.transport.send({ method: 'GET', path: '/readyz' })
+    return JSON.parse(await answer.text()) as Readiness
   }
 
   /**

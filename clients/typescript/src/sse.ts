@@ -14,22 +14,22 @@ export interface ServerEvent {
 
 /** The events of a stream, until it ends; an error answer (before the stream) or an `error` event throws the typed error. */
 export async function* serverEvents(transport: Transport, x: Exchange): AsyncGenerator<ServerEvent> {
-  const response = await transport.send({ ...x, accept: 'text/event-stream' })
-  const requestId = response.headers.get('x-request-id') ?? undefined
-  if (response.status !== 200 || !response.body) {
-    const text = await response.text().catch(() => '')
+  const answer = await transport.send({ ...x, accept: 'text/event-stream' })
+  const requestId = answer.header('x-request-id')
+  if (answer.status !== 200) {
+    const text = await answer.text().catch(() => '')
     let body: unknown
     try {
       body = JSON.parse(text)
     } catch {
       body = undefined
     }
-    throw errorFromAnswer(response.status, body, requestId, response.headers.get('retry-after'))
+    throw errorFromAnswer(answer.status, body, requestId, answer.header('retry-after') ?? null)
   }
   const decoder = new TextDecoder()
   let buffer = ''
   try {
-    for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+    for await (const chunk of answer.chunks()) {
       buffer += decoder.decode(chunk, { stream: true })
       let end: number
       while ((end = buffer.indexOf('\n\n')) >= 0) {
