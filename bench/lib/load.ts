@@ -113,7 +113,7 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   }
 
   const loop = async (conn: number) => {
-    const connection = connect(spec.client, server.host, server.port)
+    const connection = connect(spec.client, server.host, server.port, server.tlsCa)
     connections.push(connection)
     let iter = 0
     const state: Record<string, unknown> = {}
