@@ -112,10 +112,10 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   installJsonParser(fastify)
   installErrorHandling(fastify)
   installAuth(fastify, config)
-  logHandshakeFailures(fastify, config)
   if (!config.auth) fastify.log.warn('AUTH_FILE is not set: the service is open to every client that can reach it')
 
   const metrics = createMetrics()
+  logHandshakeFailures(fastify, config, metrics)
   const scripts = loadScripts({
     FENCE_RETENTION_MS: config.fenceRetentionMs,
     MAX_READERS: config.maxReaders,

@@ -42,7 +42,7 @@ function call(base: string, method: string, url: string, tls: https.RequestOptio
 const lockKeysFor = async (name: string) => Object.keys(await redis.keys()).filter((k) => k.includes(`{${name}}`))
 
 t.test('HTTPS: a client trusting the CA is served; a wrong CA, an expired certificate and plaintext are refused', async (t) => {
-  const { address, logs } = await startListening(t, [redis.url], { https: serverFiles, logLevel: 'warn' })
+  const { app, address, logs } = await startListening(t, [redis.url], { https: serverFiles, logLevel: 'warn' })
   t.match(address, /^https:\/\//)
   const granted = await call(address, 'POST', '/locks/https-ok?ttl=10s', { ca: certs.ca })
   t.equal(granted.status, 201)
@@ -65,6 +65,11 @@ t.test('HTTPS: a client trusting the CA is served; a wrong CA, an expired certif
     logs().some((l) => typeof l.msg === 'string' && l.msg.startsWith('TLS handshake refused')),
     'the service logs the refused handshake',
   )
+  const counted = await app.metrics.registry.getSingleMetricAsString('http_tls_handshake_failures_total')
+  // A client that distrusts the certificate may just hang up (no alert): then the reason is 'other'.
+  const total = [...counted.matchAll(/^http_tls_handshake_failures_total\{reason="\w+"\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0)
+  t.equal(total, 2, 'both refused handshakes are counted')
+  t.match(counted, /http_tls_handshake_failures_total\{reason="not_tls"\} 1\b/, 'the plaintext client as not_tls')
 
   const expired = await startListening(t, [redis.url], {
     https: { cert: certs.expiredServer.cert, key: certs.expiredServer.key },
@@ -85,7 +90,7 @@ t.test('mutual TLS: only certificates from the client CA get through; a key boun
     admin: false,
     ...(certSubject ? { certSubject } : {}),
   })
-  const { address } = await startListening(t, [redis.url], {
+  const { app, address } = await startListening(t, [redis.url], {
     https: { ...serverFiles, clientCa: certs.ca },
     auth: {
       keys: [
@@ -119,6 +124,8 @@ t.test('mutual TLS: only certificates from the client CA get through; a key boun
     t.match(refused, /^(ECONNRESET|ERR_SSL_\w+|EPIPE)$/, `${what}: the handshake is refused (${refused})`)
   }
   t.same(await lockKeysFor('mtls-stolen'), [], 'nothing granted to a refused client or the wrong certificate')
+  const counted = await app.metrics.registry.getSingleMetricAsString('http_tls_handshake_failures_total')
+  t.match(counted, /reason="no_certificate"\} 1\b/, 'the client without a certificate is counted')
 })
 
 t.test('TLS settings are checked at start, one line per bad variable', async (t) => {
