@@ -42,7 +42,8 @@ export function readPem(path: string, kind: PemKind, now = new Date()): { pem: s
       return { problem: `${JSON.stringify(path)} holds a certificate that does not parse` }
     }
     if (new Date(cert.validTo) < now) {
-      return { problem: `${JSON.stringify(path)}: the ${kind}'s certificate ${oneLine(cert.subject)} expired on ${cert.validTo}` }
+      const which = kind === 'certificate' ? 'the certificate' : 'a certificate of the CA bundle'
+      return { problem: `${JSON.stringify(path)}: ${which} (${oneLine(cert.subject)}) expired on ${cert.validTo}` }
     }
   }
   return { pem }
