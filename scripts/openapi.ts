@@ -18,9 +18,9 @@ export async function generateOpenapi(): Promise<string> {
     await app.ready()
     const doc = app.swagger() as unknown as { paths: Record<string, Record<string, Json>>; components: Json }
     for (const [path, operations] of Object.entries(doc.paths)) {
-      for (const operation of Object.values(operations)) {
+      for (const [method, operation] of Object.entries(operations)) {
         optionalBody(operation)
-        describeErrors(operation)
+        describeErrors(operation, path, method)
         if (path.endsWith('/watch')) declareEventStream(operation)
         if (path.endsWith('/observe')) declareObserveStream(operation)
         declareHeaders(operation)
@@ -52,13 +52,24 @@ const isError = (response: Response) => Object.values(response.content ?? {}).so
  * description names the error codes of the status. Other responses keep theirs (/readyz's 503 is
  * the readiness body).
  */
-function describeErrors(operation: Json): void {
+function describeErrors(operation: Json, path: string, method: string): void {
   const responses = operation.responses as Record<string, Response>
   for (const [status, response] of Object.entries(responses)) {
     if (!isError(response)) continue
-    response.description = errorCodesOf(Number(status))
+    response.description = status === '429' ? tooManyCodes(path, method).join(' | ') : errorCodesOf(Number(status))
     response.content = { 'application/json': { schema: { $ref: ERROR_REF } } }
   }
+}
+
+/**
+ * The 429 codes a route can answer: every limited route rate_limited (src/http/limits.ts), watches and
+ * observes their limits, acquires and campaigns those of waiting in line and of sessions, POST /sessions its own.
+ */
+function tooManyCodes(path: string, method: string): string[] {
+  if (/\/(watch|observe)$/.test(path)) return ['too_many_watchers', 'rate_limited', 'too_many_streams']
+  if (method !== 'post') return ['rate_limited']
+  if (path === '/sessions') return ['too_many_sessions', 'rate_limited']
+  return ['too_many_waiters', ...(path === '/rwlocks/{key}/read' ? ['too_many_readers'] : []), 'too_many_holds', 'rate_limited']
 }
 
 /**

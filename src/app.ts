@@ -6,6 +6,7 @@ import type { Config } from './config.js'
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/errors.js'
 import { installAuth } from './http/auth.js'
 import { httpsOptions, logHandshakeFailures } from './http/https.js'
+import { installLimits } from './http/limits.js'
 import { requestLogFactory } from './http/request-log.js'
 import { BODY_LIMIT, installJsonParser } from './http/body.js'
 import { validatorCompiler } from './http/validation.js'
@@ -111,11 +112,12 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   fastify.setSerializerCompiler(() => (data) => JSON.stringify(data))
   installJsonParser(fastify)
   installErrorHandling(fastify)
-  installAuth(fastify, config)
+  const metrics = createMetrics()
+  installAuth(fastify, config, metrics)
+  logHandshakeFailures(fastify, config, metrics)
+  installLimits(fastify, config, metrics)
   if (!config.auth) fastify.log.warn('AUTH_FILE is not set: the service is open to every client that can reach it')
 
-  const metrics = createMetrics()
-  logHandshakeFailures(fastify, config, metrics)
   const scripts = loadScripts({
     FENCE_RETENTION_MS: config.fenceRetentionMs,
     MAX_READERS: config.maxReaders,

@@ -107,6 +107,11 @@ export const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   AUTH_FILE: z.string().trim().min(1).optional(),
   PROTECT_METRICS: z.enum(['true', 'false'], { error: 'PROTECT_METRICS must be true or false' }).default('false'),
+  // Abuse limits (src/http/limits.ts): per API key, or per client address while the service runs open.
+  RATE_LIMIT_PER_SECOND: integer('RATE_LIMIT_PER_SECOND', 0, 0, 1_000_000),
+  RATE_LIMIT_BURST: wholeNumber('RATE_LIMIT_BURST', 1, 10_000_000).optional(),
+  MAX_STREAMS_PER_KEY: integer('MAX_STREAMS_PER_KEY', 1_000, 1, 1_000_000),
+  AUTH_FAILURE_DELAY_MS: integer('AUTH_FAILURE_DELAY_MS', 100, 0, 10_000),
   // TLS to Redis (rediss:// URLs): the CA that signed the Redis servers' certificates, and a client certificate.
   REDIS_TLS_CA_FILE: z.string().trim().min(1).optional(),
   REDIS_TLS_CERT_FILE: z.string().trim().min(1).optional(),
@@ -115,6 +120,12 @@ export const envSchema = z.object({
   TLS_CERT_FILE: z.string().trim().min(1).optional(),
   TLS_KEY_FILE: z.string().trim().min(1).optional(),
   TLS_CLIENT_CA_FILE: z.string().trim().min(1).optional(),
+})
+
+/** A key's own request rate (AUTH_FILE): perSecond 0 exempts it; burst defaults to one second's worth. */
+export const rateLimitSchema = z.strictObject({
+  perSecond: z.number().int().min(0).max(1_000_000),
+  burst: z.number().int().min(1).max(10_000_000).optional(),
 })
 
 /** One API key of AUTH_FILE: the secret itself is never stored, only its SHA-256. */
@@ -134,6 +145,8 @@ export const apiKeySchema = z.strictObject({
     .max(1000)
     .refine((s) => parseSubject(s) !== undefined, 'certSubject must look like "CN=billing" or "CN=billing, O=Acme"')
     .optional(),
+  /** This key's request rate, instead of RATE_LIMIT_PER_SECOND / RATE_LIMIT_BURST. */
+  rateLimit: rateLimitSchema.optional(),
 })
 
 export const authFileSchema = z.strictObject({
@@ -179,6 +192,12 @@ function crossChecks(env: Partial<Env>): [keyof Env, string][] {
   const problems: [keyof Env, string][] = []
   if (env.DEFAULT_TTL_MS !== undefined && env.MAX_TTL_MS !== undefined && env.DEFAULT_TTL_MS > env.MAX_TTL_MS) {
     problems.push(['DEFAULT_TTL_MS', `${env.DEFAULT_TTL_MS} must not exceed MAX_TTL_MS (${env.MAX_TTL_MS})`])
+  }
+  if (env.RATE_LIMIT_BURST !== undefined && env.RATE_LIMIT_PER_SECOND === 0) {
+    problems.push([
+      'RATE_LIMIT_BURST',
+      "is only read with RATE_LIMIT_PER_SECOND above 0 (a key's own burst goes in its rateLimit in AUTH_FILE)",
+    ])
   }
   if (env.REDIS_URLS?.length && env.REDIS_URL !== undefined && !env.REDIS_URLS.includes(env.REDIS_URL)) {
     problems.push(['REDIS_URL', 'an alias of REDIS_URLS: set one of them, not two different values'])
@@ -362,6 +381,14 @@ export interface Config {
   readonly redisTls: TlsFiles | null
   /** HTTPS (TLS_CERT_FILE, TLS_KEY_FILE, TLS_CLIENT_CA_FILE); null: plain HTTP. */
   readonly https: HttpsFiles | null
+  /** Requests per second each API key (or client address, when open) may make on this replica; 0: no limit. */
+  readonly rateLimitPerSecond: number
+  /** How many requests a key may make at once after being idle (the token bucket's size); null: one second's worth. */
+  readonly rateLimitBurst: number | null
+  /** The most watches and observes (long polls and event streams) one API key (or address) may have open on this replica. */
+  readonly maxStreamsPerKey: number
+  /** A refused API key (401) is answered this long after its request arrived, whatever was wrong with it. */
+  readonly authFailureDelayMs: number
 }
 
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379'
@@ -440,6 +467,10 @@ function toConfig(e: Env, auth: Config['auth'], tls: Pick<Config, 'redisTls' | '
     logLevel: e.LOG_LEVEL,
     auth,
     protectMetrics: e.PROTECT_METRICS === 'true',
+    rateLimitPerSecond: e.RATE_LIMIT_PER_SECOND,
+    rateLimitBurst: e.RATE_LIMIT_BURST ?? null,
+    maxStreamsPerKey: e.MAX_STREAMS_PER_KEY,
+    authFailureDelayMs: e.AUTH_FAILURE_DELAY_MS,
     ...tls,
   })
 }

@@ -133,6 +133,21 @@ export const fail = {
       {},
       RETRY_AFTER_MS.busy,
     ),
+  /** Over the key's request rate: `retryAfterMs` is when its bucket has a request again. */
+  rateLimited: (who: string, perSecond: number, burst: number, retryAfterMs: number) =>
+    new ServiceError(
+      'rate_limited',
+      `${who} is over its request rate on this replica (${perSecond}/s, bursts of ${burst}); retry after retryAfterMs`,
+      { retryAfterMs, limit: perSecond, burst },
+      retryAfterMs,
+    ),
+  tooManyStreams: (who: string, max: number) =>
+    new ServiceError(
+      'too_many_streams',
+      `${who} already has the most watches and observes open on this replica (${max}, MAX_STREAMS_PER_KEY); end one first`,
+      { limit: max },
+      RETRY_AFTER_MS.busy,
+    ),
   /** The same error with more details (e.g. a 409's owners). */
   withDetails: (error: ServiceError, details: Record<string, unknown>) =>
     new ServiceError(error.code, error.message, { ...error.details, ...details }, error.retryAfterMs),

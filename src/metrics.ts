@@ -253,6 +253,28 @@ export function createMetrics() {
       buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers: [registry],
     }),
+    rateLimited: new Counter({
+      name: 'lock_rate_limited_total',
+      help: 'Requests refused 429 rate_limited, by API key name ("(open)" for every client of an open service)',
+      labelNames: ['key'] as const,
+      registers: [registry],
+    }),
+    streams: new Gauge({
+      name: 'lock_streams',
+      help: 'Watches and observes (long polls and event streams) open on this replica, counted against MAX_STREAMS_PER_KEY',
+      registers: [registry],
+    }),
+    streamsRefused: new Counter({
+      name: 'lock_streams_refused_total',
+      help: 'Watches and observes refused 429 too_many_streams, by API key name ("(open)" for every client of an open service)',
+      labelNames: ['key'] as const,
+      registers: [registry],
+    }),
+    authFailures: new Counter({
+      name: 'lock_auth_failures_total',
+      help: 'Requests refused 401 unauthorized (no API key, a malformed header, or a key that is not valid)',
+      registers: [registry],
+    }),
     sessionHoldsLost: new Counter({
       name: 'lock_session_holds_lost_total',
       help: 'Holds a keepalive found no longer bound to their session (released, expired, force-released, re-bound)',

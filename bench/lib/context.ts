@@ -40,8 +40,11 @@ export interface ServiceOptions {
   tls?: { https?: { certFile: string; keyFile: string; ca: string }; redis?: RedisTls }
 }
 
-/** A server under test, under a name; `flow`: this variant's own flow instead of the run spec's. */
-export type Variant = { name: string; server: HttpServer; flow?: LoadSpec['flow'] }
+/**
+ * A server under test, under a name; `flow`: this variant's own flow instead of the run spec's;
+ * `replicas`: more processes of the same service sharing the load (lib/load.ts).
+ */
+export type Variant = { name: string; server: HttpServer; flow?: LoadSpec['flow']; replicas?: readonly HttpServer[] }
 export type RunSpec = Omit<LoadSpec, 'server' | 'client' | 'warmupMs' | 'durationMs'> & Partial<Pick<LoadSpec, 'warmupMs' | 'durationMs'>>
 
 export class BenchContext {
@@ -128,6 +131,11 @@ export class BenchContext {
     )
   }
 
+  /** A new service process on these Redis nodes (e.g. one more replica on a cluster), primed; `env`: REDIS_MODE…. */
+  async startServiceOn(name: string, redis: RedisNode[], env: Record<string, string> = {}): Promise<HttpServer> {
+    return this.prime(await this.startNode(name, 'dist/server.js', 'REDIS_URLS', redis, env))
+  }
+
   /** A new baseline process nobody else uses; the caller stops it. */
   startBaseline(name = `baseline-fresh-${++this.freshCount}`): Promise<HttpServer> {
     return this.startNode(name, BASELINE)
@@ -166,7 +174,7 @@ export class BenchContext {
     })
     this.results.push(result)
     this.log(
-      `  ${server.name.padEnd(16)} c=${String(spec.connections).padEnd(3)} ${result.requestsPerSec.toFixed(0).padStart(6)} req/s` +
+      `  ${(server.name + (spec.replicas?.length ? ` +${spec.replicas.length}` : '')).padEnd(16)} c=${String(spec.connections).padEnd(3)} ${result.requestsPerSec.toFixed(0).padStart(6)} req/s` +
         `  p50 ${result.latencyMs.p50.toFixed(2)} ms  p99 ${result.latencyMs.p99.toFixed(2)} ms` +
         `  cpu: server ${result.cpu.serverCores.toFixed(2)} redis ${result.cpu.redisCores.toFixed(2)} loader ${result.cpu.loaderCores.toFixed(2)}` +
         ` other ${result.cpu.otherCores.toFixed(2)} steal ${result.cpu.stealCores.toFixed(2)}` +
@@ -184,7 +192,10 @@ export class BenchContext {
     const runs = new Map<string, LoadResult[]>(variants.map((v) => [v.name, []]))
     for (let rep = 0; rep < this.settings.reps; rep++) {
       const order = rep % 2 === 0 ? variants : [...variants].reverse()
-      for (const v of order) runs.get(v.name)?.push(await this.load(v.server, v.flow ? { ...spec, flow: v.flow } : spec))
+      for (const v of order) {
+        const own = { ...(v.flow ? { flow: v.flow } : {}), ...(v.replicas ? { replicas: v.replicas } : {}) }
+        runs.get(v.name)?.push(await this.load(v.server, { ...spec, ...own }))
+      }
     }
     return new Comparison(runs)
   }

@@ -50,7 +50,11 @@ export function waitingCycle(
   holders = 1,
   history?: { log: HoldHistory; kind: Kind },
 ): Flow {
-  /** Per load run: when the DELETEs not yet followed by their grant were sent (performance.now()); null: a free place at the start. */
+  /**
+   * Per load run and key: when the DELETEs not yet followed by their grant were sent (performance.now());
+   * null: a free place at the start. Per key, so that a flow spreading its connections over several
+   * hot keys pairs each grant with a release of its own key.
+   */
   const releasesSentAt = new Map<string, (number | null)[]>()
   return async (ctx) => {
     const headers = tokenHeaders(ctx)
@@ -64,8 +68,9 @@ export function waitingCycle(
       return
     }
     expectStatus('acquire', acquired.status, [201], acquired.body)
-    let pending = releasesSentAt.get(ctx.runId)
-    if (!pending) releasesSentAt.set(ctx.runId, (pending = Array<null>(holders).fill(null)))
+    const line = `${ctx.runId} ${at}`
+    let pending = releasesSentAt.get(line)
+    if (!pending) releasesSentAt.set(line, (pending = Array<null>(holders).fill(null)))
     const sentAt = pending.shift()
     if (typeof sentAt === 'number') ctx.sample('handoff', performance.now() - sentAt)
     ctx.count('granted')

@@ -6,7 +6,9 @@
  * connections are closed.
  *
  * CPU is sampled over the same window for the load generator (this process), the server under test
- * and its Redis nodes, so every figure can also be read as CPU per request.
+ * and its Redis nodes, so every figure can also be read as CPU per request. `replicas`: more
+ * processes of the same service; connections are spread over all of them (connection c talks to the
+ * (c mod n)-th), their CPU adds up to the server's, and `cpu.processes` has each process's share.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import { connect, type ClientKind, type HttpConnection, type HttpResponse, type RequestOptions } from './http-client.js'
@@ -36,6 +38,8 @@ export type Flow = (ctx: FlowContext) => Promise<void>
 
 export interface LoadSpec {
   server: HttpServer
+  /** More replicas of the same service, sharing the load with `server` (and usually its Redis nodes). */
+  replicas?: readonly HttpServer[]
   connections: number
   warmupMs: number
   durationMs: number
@@ -67,6 +71,8 @@ export interface CpuFigures {
    */
   otherCores: number
   stealCores: number
+  /** Cores busy over the window per process: each server replica by name, each Redis node by URL. */
+  processes: Record<string, number>
 }
 
 export interface LoadResult {
@@ -92,6 +98,7 @@ let runCounter = 0
 export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   const runId = `r${Date.now().toString(36)}${(runCounter++).toString(36)}`
   const { server } = spec
+  const servers = [server, ...(spec.replicas ?? [])]
   const connections: HttpConnection[] = []
   const latency = new Map<string, Samples>()
   const statuses = new Map<string, Map<number, number>>()
@@ -113,7 +120,8 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   }
 
   const loop = async (conn: number) => {
-    const connection = connect(spec.client, server.host, server.port, server.tlsCa)
+    const target = servers[conn % servers.length] as HttpServer
+    const connection = connect(spec.client, target.host, target.port, target.tlsCa)
     connections.push(connection)
     let iter = 0
     const state: Record<string, unknown> = {}
@@ -167,13 +175,13 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   const loops = Array.from({ length: spec.connections }, (_, conn) => loop(conn))
   await sleep(spec.warmupMs)
 
-  const cpuStart = cpuSnapshot(server)
+  const cpuStart = cpuSnapshot(servers)
   const started = performance.now()
   measuring = true
   await sleep(spec.durationMs)
   measuring = false
   const seconds = (performance.now() - started) / 1000
-  const cpuEnd = cpuSnapshot(server)
+  const cpuEnd = cpuSnapshot(servers)
   stopped = true
 
   const drained = Promise.allSettled(loops)
@@ -220,16 +228,24 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
       redisUsPerRequest: perReq(redisMs),
       otherCores: Math.max(0, cores(cpuEnd.machineBusy - cpuStart.machineBusy - loaderMs - serverMs - redisMs)),
       stealCores: cores(cpuEnd.machineSteal - cpuStart.machineSteal),
+      processes: Object.fromEntries([...cpuEnd.processes].map(([name, ms]) => [name, cores(ms - (cpuStart.processes.get(name) ?? ms))])),
     },
   }
 }
 
-function cpuSnapshot(server: HttpServer) {
+/** CPU used so far (ms): by this process, by the servers, by their Redis nodes (each counted once), and by each of them. */
+function cpuSnapshot(servers: readonly HttpServer[]) {
   const usage = process.cpuUsage()
+  const processes = new Map<string, number>()
+  for (const s of servers) processes.set(s.name, s.proc.cpuMs())
+  const redis = new Map(servers.flatMap((s) => s.redis.map((r) => [r.url, r.proc.cpuMs()] as const)))
+  for (const [url, ms] of redis) processes.set(url, ms)
+  const sum = (values: Iterable<number>) => [...values].reduce((a, b) => a + b, 0)
   return {
     loader: (usage.user + usage.system) / 1000,
-    server: server.proc.cpuMs(),
-    redis: server.redis.reduce((sum, r) => sum + r.proc.cpuMs(), 0),
+    server: sum(servers.map((s) => processes.get(s.name) ?? 0)),
+    redis: sum(redis.values()),
+    processes,
     ...machineCpuMs(),
   }
 }

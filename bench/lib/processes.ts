@@ -87,8 +87,26 @@ export async function startRedisNode(tls?: RedisTls): Promise<RedisNode> {
  * one RedisNode per master, for CPU accounting and FLUSHALL; the service gets every URL as a seed.
  */
 export async function startRedisClusterNodes(masters: number): Promise<RedisNode[]> {
+  if (masters === 1) return [await describeRedis(await startOneMasterCluster())]
   const cluster = await startRedisClusterMode({ masters, replicasPerMaster: 0 })
   return Promise.all(cluster.nodes.map(describeRedis))
+}
+
+/**
+ * A Redis Cluster of one master serving all 16384 slots: the cluster-mode baseline the scale scenario
+ * compares 3 masters with (`redis-cli --cluster create` refuses fewer than 3 masters).
+ */
+async function startOneMasterCluster(): Promise<RedisProcess> {
+  // A node that never met a peer does not know its own address: CLUSTER SLOTS would name it "".
+  const redis = await startRedis({
+    args: ['--cluster-enabled', 'yes', '--cluster-node-timeout', '1000', '--cluster-announce-ip', '127.0.0.1'],
+  })
+  await redisCall(redis, 'CLUSTER', 'ADDSLOTSRANGE', '0', '16383')
+  for (let tries = 0; !/^cluster_state:ok/m.test(String(await redisCall(redis, 'CLUSTER', 'INFO'))); tries++) {
+    if (tries > 100) throw new Error(`the one-master cluster on ${redis.url} did not reach cluster_state:ok`)
+    await sleep(50)
+  }
+  return redis
 }
 
 async function describeRedis(redis: RedisProcess): Promise<RedisNode> {

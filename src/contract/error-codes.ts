@@ -25,6 +25,8 @@ export const errorStatus = {
   too_many_holds: 429,
   too_many_sessions: 429,
   too_many_watchers: 429,
+  rate_limited: 429,
+  too_many_streams: 429,
   headers_too_large: 431,
   backend_unavailable: 503,
   shutting_down: 503,

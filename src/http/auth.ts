@@ -1,8 +1,11 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
+import { performance } from 'node:perf_hooks'
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { TLSSocket } from 'node:tls'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Config } from '../config.js'
-import { fail, type ServiceError } from '../errors.js'
+import { fail } from '../errors.js'
+import type { Metrics } from '../metrics.js'
 import { parseSubject, subjectMatches, subjectText } from '../tls-files.js'
 
 /** Who is calling: the API key that matched (null while the service runs open, without AUTH_FILE). */
@@ -29,8 +32,11 @@ declare module 'fastify' {
 /**
  * API keys (AUTH_FILE): `Authorization: Bearer <secret>`. The secret's SHA-256 is compared with every
  * configured hash in constant time (all of them, whatever matches), and no secret is ever logged.
+ * A 401 is answered AUTH_FAILURE_DELAY_MS after the request arrived, whether the header was missing,
+ * malformed or held an unknown secret: the time taken does not say which, and a guesser waits.
+ * A 403 is not delayed: only a caller holding a valid secret gets one, and its own scope is no secret to it.
  */
-export function installAuth(app: FastifyInstance, config: Config): void {
+export function installAuth(app: FastifyInstance, config: Config, metrics: Metrics): void {
   app.decorateRequest('caller', null)
   app.decorateRequest('adminAction', null)
   if (!config.auth) return
@@ -41,18 +47,26 @@ export function installAuth(app: FastifyInstance, config: Config): void {
     subject: k.certSubject === undefined ? undefined : parseSubject(k.certSubject),
   }))
 
+  const refuse = async (arrived: number, message: string): Promise<never> => {
+    metrics.authFailures.inc()
+    const left = arrived + config.authFailureDelayMs - performance.now()
+    if (left > 0) await sleep(left)
+    throw fail.unauthorized(message)
+  }
+
   app.addHook('onRequest', async (request) => {
     const access = request.routeOptions.config.access
     if (access === 'public' || request.routeOptions.url === undefined) return
     if (access === 'metrics' && !config.protectMetrics) return
+    const arrived = performance.now()
     const secret = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? '')?.[1]
-    if (!secret) throw unauthorized('send an API key: Authorization: Bearer <secret>')
+    if (!secret) return refuse(arrived, 'send an API key: Authorization: Bearer <secret>')
     const presented = createHash('sha256').update(secret).digest()
     let matched: (typeof keys)[number] | null = null
     for (const key of keys) {
       if (timingSafeEqual(presented, key.hash) && matched === null) matched = key
     }
-    if (!matched) throw unauthorized('the API key is not valid')
+    if (!matched) return refuse(arrived, 'the API key is not valid')
     const match = matched.caller
     if (matched.subject) {
       // A key bound to a client certificate: its secret alone (leaked, say) is not enough.
@@ -73,10 +87,6 @@ export function installAuth(app: FastifyInstance, config: Config): void {
 }
 
 const READS: ReadonlySet<string> = new Set(['GET', 'HEAD'])
-
-function unauthorized(message: string): ServiceError {
-  return fail.unauthorized(message)
-}
 
 /** A lock key outside the caller's prefixes is 403 (admin keys may use every key). */
 export function authorizeKey(request: FastifyRequest, key: string): void {

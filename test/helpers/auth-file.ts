@@ -9,6 +9,7 @@ export interface TestKey {
   prefixes: string[]
   admin?: boolean
   readOnly?: boolean
+  rateLimit?: { perSecond: number; burst?: number }
 }
 
 /** Writes an AUTH_FILE for these keys (hashing their secrets) and returns its path. */
@@ -22,6 +23,7 @@ export function writeAuthFile(keys: readonly TestKey[]): string {
       prefixes: k.prefixes,
       admin: k.admin ?? false,
       ...(k.readOnly !== undefined ? { readOnly: k.readOnly } : {}),
+      ...(k.rateLimit !== undefined ? { rateLimit: k.rateLimit } : {}),
     })),
   }
   writeFileSync(file, JSON.stringify(body, null, 2))

@@ -16,7 +16,14 @@ const [billing, reports, ops] = keys as [(typeof keys)[0], (typeof keys)[0], (ty
 
 async function authApp(t: Test, redisUrl: string, extra: Record<string, string> = {}) {
   const lines: string[] = []
-  const config = loadConfig({ REDIS_URLS: redisUrl, AUTH_FILE: writeAuthFile(keys), LOG_LEVEL: 'info', ...extra })
+  // No delay before a 401 here (33 of them): limits.test.ts tests the delay.
+  const config = loadConfig({
+    REDIS_URLS: redisUrl,
+    AUTH_FILE: writeAuthFile(keys),
+    LOG_LEVEL: 'info',
+    AUTH_FAILURE_DELAY_MS: '0',
+    ...extra,
+  })
   const app = await buildApp(config, {
     logStream: new Writable({
       write: (c: Buffer, _e, done) => {

@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
+import { writeAuthFile } from '../helpers/auth-file.js'
 import { ConfigError, configEnvNames, defaultConfig, loadConfig, type Config } from '../../src/config.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
@@ -40,6 +41,7 @@ function expectProblems(t: Asserts, env: Record<string, string | undefined>, nam
 
 t.test('configEnvNames lists exactly the documented variables', async (t) => {
   t.same([...configEnvNames].sort(), [
+    'AUTH_FAILURE_DELAY_MS',
     'AUTH_FILE',
     'BODY_TIMEOUT_MS',
     'DEFAULT_TTL_MS',
@@ -53,6 +55,7 @@ t.test('configEnvNames lists exactly the documented variables', async (t) => {
     'MAX_SEMAPHORE_LIMIT',
     'MAX_SESSIONS_PER_KEY',
     'MAX_SESSION_HOLDS',
+    'MAX_STREAMS_PER_KEY',
     'MAX_TTL_MS',
     'MAX_WAITERS',
     'MAX_WAIT_MS',
@@ -60,6 +63,8 @@ t.test('configEnvNames lists exactly the documented variables', async (t) => {
     'NODE_TIMEOUT_MS',
     'PORT',
     'PROTECT_METRICS',
+    'RATE_LIMIT_BURST',
+    'RATE_LIMIT_PER_SECOND',
     'REDIS_MODE',
     'REDIS_PASSWORD',
     'REDIS_SENTINELS',
@@ -104,6 +109,10 @@ t.test('defaults', async (t) => {
     logLevel: 'info',
     auth: null,
     protectMetrics: false,
+    rateLimitPerSecond: 0,
+    rateLimitBurst: null,
+    maxStreamsPerKey: 1_000,
+    authFailureDelayMs: 100,
     redisTls: null,
     https: null,
   }
@@ -135,6 +144,10 @@ t.test('every variable is parsed', async (t) => {
     DRIFT_FACTOR: '0.02',
     FENCE_RETENTION_MS: '600000',
     LOG_LEVEL: 'debug',
+    RATE_LIMIT_PER_SECOND: '50',
+    RATE_LIMIT_BURST: '200',
+    MAX_STREAMS_PER_KEY: '7',
+    AUTH_FAILURE_DELAY_MS: '0',
   })
   t.same(config, {
     port: 9090,
@@ -161,6 +174,10 @@ t.test('every variable is parsed', async (t) => {
     logLevel: 'debug',
     auth: null,
     protectMetrics: false,
+    rateLimitPerSecond: 50,
+    rateLimitBurst: 200,
+    maxStreamsPerKey: 7,
+    authFailureDelayMs: 0,
     redisTls: null,
     https: null,
   })
@@ -246,6 +263,11 @@ t.test('each bad value gives one line naming its variable', async (t) => {
     ['KEY_PREFIX', 'app}:'],
     ['KEY_PREFIX', 'has space:'],
     ['KEY_PREFIX', 'p'.repeat(65)],
+    ['RATE_LIMIT_PER_SECOND', '-1'],
+    ['RATE_LIMIT_PER_SECOND', '1.5'],
+    ['MAX_STREAMS_PER_KEY', '0'],
+    ['AUTH_FAILURE_DELAY_MS', '10001'],
+    ['AUTH_FAILURE_DELAY_MS', 'slow'],
   ]
   for (const [name, value] of cases) {
     const [line] = expectProblems(t, { [name]: value }, [name])
@@ -280,6 +302,20 @@ t.test('DEFAULT_TTL_MS above MAX_TTL_MS is refused', async (t) => {
   t.match(line, /MAX_TTL_MS/, 'the line names the limit it exceeds')
   expectProblems(t, { MAX_TTL_MS: '1000' }, ['DEFAULT_TTL_MS']) // the default 30 s is above it
   t.equal(loadConfig({ MAX_TTL_MS: '1000', DEFAULT_TTL_MS: '500' }).maxTtlMs, 1000)
+})
+
+t.test('RATE_LIMIT_BURST needs RATE_LIMIT_PER_SECOND; a key may have its own rate', async (t) => {
+  const [line] = expectProblems(t, { RATE_LIMIT_BURST: '10' }, ['RATE_LIMIT_BURST'])
+  t.match(line, /RATE_LIMIT_PER_SECOND/)
+  t.equal(loadConfig({ RATE_LIMIT_PER_SECOND: '5' }).rateLimitBurst, null, 'no burst given: one second of the rate')
+  const key = { name: 'k', secret: 'sk_k_0123456789abcdef', prefixes: [] }
+  const own = loadConfig({ AUTH_FILE: writeAuthFile([{ ...key, rateLimit: { perSecond: 3, burst: 9 } }]) })
+  t.same(own.auth?.keys[0]?.rateLimit, { perSecond: 3, burst: 9 })
+  for (const rateLimit of [{ perSecond: -1 }, { perSecond: 1.5 }, { perSecond: 1, burst: 0 }, { perSecond: 1, per: 's' }]) {
+    const file = writeAuthFile([{ ...key, rateLimit: rateLimit as { perSecond: number } }])
+    const [bad] = expectProblems(t, { AUTH_FILE: file }, ['AUTH_FILE'])
+    t.match(bad, /keys\.0\.rateLimit/, `rateLimit ${JSON.stringify(rateLimit)} is refused, naming the field`)
+  }
 })
 
 t.test('the Config is frozen', async (t) => {

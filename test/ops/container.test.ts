@@ -94,8 +94,8 @@ t.test('docker-compose.yml: each service built here sets only variables the conf
   const built = builtServices(services)
   t.same(
     built.map(([name]) => name),
-    ['lock-service', 'lock-service-quorum'],
-    'the single-Redis service and the quorum one',
+    ['lock-service', 'lock-service-quorum', 'lock-service-cluster'],
+    'the single-Redis service, the quorum one and the cluster one',
   )
   for (const [name, service] of built) {
     const env = serviceEnv(service)
@@ -149,13 +149,49 @@ t.test('docker-compose.yml: profile quorum runs three independent Redis masters 
   t.same(defaults.sort(), ['lock-service', 'redis'], 'without a profile: one Redis and the service')
 })
 
+t.test('docker-compose.yml: profile cluster joins six Redis into 3 masters + 3 replicas before its service starts', async (t) => {
+  const services = composeServices()
+  const inProfile = Object.entries(services).filter(([, s]) => profilesOf(s).includes('cluster'))
+  const nodes = inProfile.filter(([, s]) => (s.command as string[] | undefined)?.join(' ').includes('--cluster-enabled yes'))
+  t.equal(nodes.length, 6, `six cluster-enabled Redis (${nodes.map(([n]) => n).join(', ')})`)
+  for (const [name, node] of nodes) {
+    t.match(String(node.image), /^redis:7/, `${name}: Redis 7`)
+    t.match((node.command as string[]).join(' '), /--appendonly yes/, `${name}: keeps its locks across a restart in place`)
+  }
+
+  const init = services['redis-cluster-init'] ?? {}
+  t.same(profilesOf(init), ['cluster'], 'an init step in the profile')
+  t.equal(init.restart, 'no', 'that runs once')
+  const env = serviceEnv(init)
+  const joined = (env.get('REDIS_CLUSTER_NODES') ?? '').split(/\s+/).filter(Boolean)
+  t.same(joined.map((a) => a.split(':')[0]).sort(), nodes.map(([n]) => n).sort(), 'it joins the six, each once')
+  t.equal(env.get('REDIS_CLUSTER_REPLICAS'), '1', 'as masters with one replica each: 3 + 3')
+  const script = (init.volumes as string[]).map((v) => v.split(':')).find(([, target]) => (init.command as string[]).includes(target ?? ''))
+  t.ok(script && existsSync(path.join(root, script[0] ?? '')), `it runs ${script?.[0]}, a file of the repository`)
+  t.match(script?.[0], /deploy\/kubernetes\/overlays\/cluster\/redis-cluster-init\.sh$/, 'the script the Kubernetes overlay runs')
+  const initDeps = init.depends_on as Record<string, { condition?: string }>
+  for (const [name] of nodes) t.equal(initDeps[name]?.condition, 'service_healthy', `after ${name} answers`)
+
+  const service = services['lock-service-cluster'] ?? {}
+  const config = loadConfig(Object.fromEntries([...serviceEnv(service)].filter((e): e is [string, string] => e[1] !== undefined)))
+  t.equal(config.redisMode, 'cluster', 'the service speaks to it as a cluster')
+  t.ok(config.waitReplicas >= 1, 'and waits for a replica before answering a grant')
+  for (const url of config.redisUrls) t.ok(joined.includes(`${new URL(url).hostname}:${new URL(url).port}`), `seed ${url} is a node of it`)
+  t.same((service.depends_on as Record<string, { condition?: string }>)['redis-cluster-init'], {
+    condition: 'service_completed_successfully',
+  })
+})
+
 t.test('docker-compose.yml: Redis 7 with a health check the services wait for', async (t) => {
   const services = composeServices()
   for (const [name, service] of builtServices(services)) {
     const dependsOn = service.depends_on as Record<string, { condition?: string }> | string[] | undefined
     t.ok(dependsOn && !Array.isArray(dependsOn), `${name}: depends_on in the long form (with conditions)`)
     const deps = dependsOn && !Array.isArray(dependsOn) ? dependsOn : {}
-    const redisDeps = Object.entries(deps).filter(([dep]) => String(services[dep]?.image ?? '').startsWith('redis:'))
+    // A one-shot step (the cluster's init) is waited for until it has run, not until healthy.
+    const redisDeps = Object.entries(deps).filter(
+      ([dep, { condition }]) => String(services[dep]?.image ?? '').startsWith('redis:') && condition !== 'service_completed_successfully',
+    )
     t.ok(redisDeps.length > 0, `${name}: depends on a redis service`)
     for (const [dep, { condition }] of redisDeps) {
       t.equal(condition, 'service_healthy', `${dep}: waits until healthy`)

@@ -24,6 +24,14 @@ export const errorSchema = z
       .nullable()
       .optional()
       .describe('409 lock_held on a campaign: the current leader (null: a term is starting)'),
+    limit: z
+      .number()
+      .int()
+      .optional()
+      .describe(
+        "409 limit_mismatch: the semaphore's limit; 429 rate_limited: requests per second allowed; 429 too_many_streams: streams allowed",
+      ),
+    burst: z.number().int().optional().describe('429 rate_limited: the most requests at once after an idle spell'),
     issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
     allow: z.array(z.string()).optional().describe('405: the methods this path takes (also in the Allow header)'),
     reason: z.string().optional(),

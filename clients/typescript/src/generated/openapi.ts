@@ -632,6 +632,8 @@ export interface components {
         | 'too_many_holds'
         | 'too_many_sessions'
         | 'too_many_watchers'
+        | 'rate_limited'
+        | 'too_many_streams'
         | 'headers_too_large'
         | 'backend_unavailable'
         | 'shutting_down'
@@ -652,6 +654,10 @@ export interface components {
         term: number
         since: string
       } | null
+      /** @description 409 limit_mismatch: the semaphore's limit; 429 rate_limited: requests per second allowed; 429 too_many_streams: streams allowed */
+      limit?: number
+      /** @description 429 rate_limited: the most requests at once after an idle spell */
+      burst?: number
       issues?: {
         path: string
         message: string
@@ -787,6 +793,17 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description rate_limited */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
           [name: string]: unknown
         }
         content: {
@@ -971,7 +988,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers */
+      /** @description too_many_waiters | too_many_holds | rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -1105,6 +1122,17 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description rate_limited */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
           [name: string]: unknown
         }
         content: {
@@ -1247,6 +1275,17 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
+      /** @description rate_limited */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
       /** @description backend_unavailable | shutting_down */
       503: {
         headers: {
@@ -1325,6 +1364,17 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description rate_limited */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
           [name: string]: unknown
         }
         content: {
@@ -1509,7 +1559,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers */
+      /** @description too_many_waiters | too_many_readers | too_many_holds | rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -1649,6 +1699,17 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
+      /** @description rate_limited */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
       /** @description backend_unavailable | shutting_down */
       503: {
         headers: {
@@ -1779,6 +1840,17 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description rate_limited */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
           [name: string]: unknown
         }
         content: {
@@ -1963,7 +2035,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers */
+      /** @description too_many_waiters | too_many_holds | rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -2097,6 +2169,17 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description rate_limited */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
           [name: string]: unknown
         }
         content: {
@@ -2239,6 +2322,17 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
+      /** @description rate_limited */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
       /** @description backend_unavailable | shutting_down */
       503: {
         headers: {
@@ -2344,6 +2438,17 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
+      /** @description rate_limited */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
       /** @description backend_unavailable | shutting_down */
       503: {
         headers: {
@@ -2436,6 +2541,17 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description rate_limited */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
           [name: string]: unknown
         }
         content: {
@@ -2537,6 +2653,17 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description rate_limited */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
           [name: string]: unknown
         }
         content: {
@@ -2737,7 +2864,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers */
+      /** @description too_many_waiters | too_many_holds | rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -2871,6 +2998,17 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description rate_limited */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
           [name: string]: unknown
         }
         content: {
@@ -3017,6 +3155,17 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
+      /** @description rate_limited */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
       /** @description backend_unavailable | shutting_down */
       503: {
         headers: {
@@ -3105,6 +3254,17 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description rate_limited */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
           [name: string]: unknown
         }
         content: {
@@ -3204,7 +3364,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers */
+      /** @description too_many_sessions | rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -3325,6 +3485,17 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
+      /** @description rate_limited */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
       /** @description backend_unavailable | shutting_down */
       503: {
         headers: {
@@ -3399,6 +3570,17 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description rate_limited */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
           [name: string]: unknown
         }
         content: {
@@ -3497,6 +3679,17 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description rate_limited */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
           [name: string]: unknown
         }
         content: {
@@ -3652,7 +3845,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers */
+      /** @description too_many_watchers | rate_limited | too_many_streams */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -3812,7 +4005,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers */
+      /** @description too_many_watchers | rate_limited | too_many_streams */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -3972,7 +4165,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers */
+      /** @description too_many_watchers | rate_limited | too_many_streams */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -4132,7 +4325,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers */
+      /** @description too_many_watchers | rate_limited | too_many_streams */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -4256,7 +4449,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers */
+      /** @description too_many_watchers | rate_limited | too_many_streams */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -4451,7 +4644,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers */
+      /** @description too_many_waiters | too_many_holds | rate_limited */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -4587,6 +4780,17 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
+      /** @description rate_limited */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
       /** @description backend_unavailable | shutting_down */
       503: {
         headers: {
@@ -4716,6 +4920,17 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
+      /** @description rate_limited */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
       /** @description backend_unavailable | shutting_down */
       503: {
         headers: {
@@ -4804,6 +5019,17 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description rate_limited */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
           [name: string]: unknown
         }
         content: {
@@ -4939,6 +5165,17 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
+      /** @description rate_limited */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
       /** @description backend_unavailable | shutting_down */
       503: {
         headers: {
@@ -5024,6 +5261,17 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description rate_limited */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
           [name: string]: unknown
         }
         content: {
@@ -5218,7 +5466,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers */
+      /** @description too_many_watchers | rate_limited | too_many_streams */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -5378,7 +5626,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description too_many_waiters | too_many_readers | too_many_holds | too_many_sessions | too_many_watchers */
+      /** @description too_many_watchers | rate_limited | too_many_streams */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -5463,6 +5711,17 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
+      /** @description rate_limited */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
       /** @description backend_unavailable | shutting_down */
       503: {
         headers: {
@@ -5531,6 +5790,17 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description rate_limited */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
           [name: string]: unknown
         }
         content: {
@@ -5611,6 +5881,17 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
+      /** @description rate_limited */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
       /** @description backend_unavailable | shutting_down */
       503: {
         headers: {
@@ -5679,6 +5960,17 @@ export interface operations {
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description rate_limited */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Retry-After': components['headers']['Retry-After']
           [name: string]: unknown
         }
         content: {
