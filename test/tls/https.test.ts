@@ -13,6 +13,7 @@ import { startListening } from '../../harness/app.js'
 import { startRedis } from '../../harness/redis-server.js'
 import { makeTlsCerts } from '../../harness/tls-certs.js'
 import { ConfigError, loadConfig, type ApiKey } from '../../src/config.js'
+import { parseSubject, subjectMatches } from '../../src/tls-files.js'
 
 const certs = await makeTlsCerts({ t })
 const redis = await startRedis({ t })
@@ -174,6 +175,20 @@ t.test('TLS settings are checked at start, one line per bad variable', async (t)
   })
   t.same(good.redisTls, { ca: certs.ca, cert: certs.client.cert, key: certs.client.key })
   t.same(good.https, { cert: certs.server.cert, key: certs.server.key, clientCa: certs.ca })
+})
+
+t.test('certSubject: every attribute it lists must be in the certificate, with that value', async (t) => {
+  const wanted = parseSubject('CN=billing, O=Acme')
+  t.same(wanted && [...wanted], [
+    ['CN', 'billing'],
+    ['O', 'Acme'],
+  ])
+  t.ok(wanted && subjectMatches(wanted, { CN: 'billing', O: 'Acme', OU: 'payments' }), 'more attributes in the certificate')
+  t.notOk(wanted && subjectMatches(wanted, { CN: 'billing' }), 'O missing')
+  t.notOk(wanted && subjectMatches(wanted, { CN: 'billing', O: 'Other' }), 'O differs')
+  t.ok(wanted && subjectMatches(wanted, { CN: 'billing', O: ['Other', 'Acme'] }), 'one of several values')
+  t.equal(parseSubject('billing'), undefined)
+  t.equal(parseSubject('CN=billing,'), undefined)
 })
 
 function key0() {
