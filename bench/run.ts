@@ -78,6 +78,7 @@ async function main(): Promise<number> {
 
   log(
     `lock-service bench: ${scenarios.map((s) => s.id).join(', ')} — ${settings.reps} × (${settings.warmupMs / 1000} s warm-up + ${settings.durationMs / 1000} s), client ${client}` +
+      `, on ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'unknown CPU'}` +
       (coalesce ? `, writes batched by ${coalesce}` : ''),
   )
   await checkShapes(await ctx.baseline(), await ctx.service({ nodes: 1 }))

@@ -4,6 +4,6 @@
 # Extra arguments go to bench/run.ts, e.g. `npm run bench -- --only uncontended --profile`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/ensure-deps.sh
+bash scripts/ensure-deps.sh --bench
 npm run --silent build
 exec node --import tsx bench/run.ts "$@"

@@ -2,8 +2,8 @@
 # Installs what the service and its tests need when it is missing: node modules (npm ci), Debian's
 # redis-server and jq (the docs' examples); with --tests (npm test) also promtool (Debian's prometheus
 # package: the tests check the alert rules and the dashboard's queries with it), gcc (the clock shim)
-# and chromium (the test of GET /docs loads the page in it). Safe to run again: it only acts on what
-# is missing or out of date.
+# and chromium (the test of GET /docs loads the page in it); with --bench (npm run bench) etcd-server, for the
+# etcd scenario. Safe to run again: it only acts on what is missing or out of date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,6 +32,10 @@ apt_install() {
 apt_install redis-server redis-server
 # The README's and docs' examples read JSON with jq (test/docs/examples.test.ts runs them).
 apt_install jq jq
+# The bench's etcd scenario compares the service with etcd's lock API (scripts/bench.sh passes --bench).
+if [ "${1:-}" = "--bench" ]; then
+  apt_install etcd etcd-server
+fi
 # What only the tests need (scripts/test.sh passes --tests): npm run serve does without.
 if [ "${1:-}" = "--tests" ]; then
   apt_install promtool prometheus

@@ -45,7 +45,9 @@ export interface ServiceOptions {
  * `replicas`: more processes of the same service sharing the load (lib/load.ts).
  */
 export type Variant = { name: string; server: HttpServer; flow?: LoadSpec['flow']; replicas?: readonly HttpServer[] }
-export type RunSpec = Omit<LoadSpec, 'server' | 'client' | 'warmupMs' | 'durationMs'> & Partial<Pick<LoadSpec, 'warmupMs' | 'durationMs'>>
+/** A measured run's spec; warm-up, duration and client default to the run's settings. */
+export type RunSpec = Omit<LoadSpec, 'server' | 'client' | 'warmupMs' | 'durationMs'> &
+  Partial<Pick<LoadSpec, 'warmupMs' | 'durationMs' | 'client'>>
 
 export class BenchContext {
   private readonly shared = new Map<string, Promise<HttpServer>>()
@@ -174,7 +176,8 @@ export class BenchContext {
     })
     this.results.push(result)
     this.log(
-      `  ${(server.name + (spec.replicas?.length ? ` +${spec.replicas.length}` : '')).padEnd(16)} c=${String(spec.connections).padEnd(3)} ${result.requestsPerSec.toFixed(0).padStart(6)} req/s` +
+      `  ${(server.name + (spec.replicas?.length ? ` +${spec.replicas.length}` : '')).padEnd(16)} c=${String(spec.connections).padEnd(3)}` +
+        `${spec.client ? ` ${spec.client}` : ''} ${result.requestsPerSec.toFixed(0).padStart(6)} req/s` +
         `  p50 ${result.latencyMs.p50.toFixed(2)} ms  p99 ${result.latencyMs.p99.toFixed(2)} ms` +
         `  cpu: server ${result.cpu.serverCores.toFixed(2)} redis ${result.cpu.redisCores.toFixed(2)} loader ${result.cpu.loaderCores.toFixed(2)}` +
         ` other ${result.cpu.otherCores.toFixed(2)} steal ${result.cpu.stealCores.toFixed(2)}` +

@@ -14,9 +14,10 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { startRedisClusterMode } from '../../harness/redis-cluster.js'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import http from 'node:http'
 import https from 'node:https'
+import os from 'node:os'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { configEnvNames } from '../../src/config.js'
@@ -304,7 +305,7 @@ export async function startNodeServer(spec: NodeServerSpec): Promise<HttpServer>
     })
     const proc = new ServerProcess(spec.name, child)
     try {
-      await waitReady(proc, host, port, spec.tlsCa)
+      await waitReady(proc, host, port, '/readyz', spec.tlsCa)
     } catch (err) {
       await proc.stop()
       if (attempt < 3 && /EADDRINUSE/.test(proc.output())) continue
@@ -322,25 +323,71 @@ function inheritedEnv(): NodeJS.ProcessEnv {
   return env
 }
 
-async function waitReady(proc: ServerProcess, host: string, port: number, tlsCa: string | undefined): Promise<void> {
+async function waitReady(proc: ServerProcess, host: string, port: number, readyPath = '/readyz', tlsCa?: string): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS
   while (Date.now() < deadline) {
     if (!proc.running) throw new Error(`${proc.name} exited during start:\n${proc.output().trim()}`)
-    if ((await readyzStatus(host, port, tlsCa)) === 200) return
+    if ((await readyzStatus(host, port, readyPath, tlsCa)) === 200) return
     await sleep(50)
   }
   throw new Error(`${proc.name} did not become ready within ${READY_TIMEOUT_MS} ms:\n${proc.output().trim()}`)
 }
 
-/** GET /readyz on a connection of its own; resolves with the status, or 0 when nothing answers. */
-function readyzStatus(host: string, port: number, tlsCa: string | undefined): Promise<number> {
+/** GET /readyz (or `readyPath`; over HTTPS with `tlsCa`) on a connection of its own; resolves with the status, or 0 when nothing answers. */
+function readyzStatus(host: string, port: number, readyPath = '/readyz', tlsCa?: string): Promise<number> {
   return new Promise((resolve) => {
     const get = tlsCa === undefined ? http.get : https.get
-    const req = get({ host, port, path: '/readyz', agent: false, timeout: 1000, ...(tlsCa ? { ca: tlsCa } : {}) }, (res) => {
+    const req = get({ host, port, path: readyPath, agent: false, timeout: 1000, ...(tlsCa ? { ca: tlsCa } : {}) }, (res) => {
       res.resume()
       res.on('end', () => resolve(res.statusCode ?? 0))
     })
     req.on('timeout', () => req.destroy())
     req.on('error', () => resolve(0))
   })
+}
+
+/** Whether Debian's etcd-server (the `etcd` command) is on the PATH. */
+export function hasEtcd(): boolean {
+  return spawnSync('etcd', ['--version'], { stdio: 'ignore' }).status === 0
+}
+
+/**
+ * A one-member etcd (Debian's etcd-server) on free loopback ports, in a temp data dir removed when it
+ * exits, with `--unsafe-no-fsync` (like the bench's redis-servers, nothing waits for the disk). Its
+ * v3 HTTP gateway (the JSON API on the client port) is what the load generator talks to; ready when
+ * GET /health answers 200.
+ */
+export async function startEtcd(name = 'etcd'): Promise<HttpServer> {
+  const host = '127.0.0.1'
+  for (let attempt = 1; ; attempt++) {
+    const [port, peerPort] = [await freePort(), await freePort()]
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'lock-service-bench-etcd-'))
+    const client = `http://${host}:${port}`
+    const child = spawn(
+      'etcd',
+      [
+        `--name=${name}`,
+        `--data-dir=${dataDir}`,
+        `--listen-client-urls=${client}`,
+        `--advertise-client-urls=${client}`,
+        `--listen-peer-urls=http://${host}:${peerPort}`,
+        `--initial-advertise-peer-urls=http://${host}:${peerPort}`,
+        `--initial-cluster=${name}=http://${host}:${peerPort}`,
+        '--unsafe-no-fsync',
+        '--log-level=warn',
+        '--logger=zap',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    )
+    const proc = new ServerProcess(name, child)
+    void proc.exited.then(() => rmSync(dataDir, { recursive: true, force: true }))
+    try {
+      await waitReady(proc, host, port, '/health')
+    } catch (err) {
+      await proc.stop()
+      if (attempt < 3 && /address already in use/.test(proc.output())) continue
+      throw err
+    }
+    return { name, host, port, proc, redis: [] }
+  }
 }

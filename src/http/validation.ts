@@ -1,6 +1,7 @@
 import type { FastifySchemaCompiler } from 'fastify'
 import { validatorCompiler as zodValidatorCompiler } from 'fastify-type-provider-zod'
 import type { z } from 'zod'
+import { keyParams } from './schemas/common.js'
 
 /**
  * The routes' validator: zod's (fastify-type-provider-zod), except that request headers are checked
@@ -11,7 +12,9 @@ import type { z } from 'zod'
  */
 export const validatorCompiler: FastifySchemaCompiler<z.ZodType> = (route) => {
   const validate = zodValidatorCompiler(route)
-  if (route.httpPart !== 'headers') return validate
+  // The same for a lock key in the path (a string checked against a pattern, never transformed): a
+  // parked request keeps the params it came with instead of them and a copy.
+  if (route.httpPart !== 'headers' && !(route.httpPart === 'params' && route.schema === keyParams)) return validate
   return (data) => {
     const result = validate(data) as { error?: Error }
     return result.error ? result : {}

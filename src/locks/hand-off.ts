@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks'
 import { fail } from '../errors.js'
 import type { RedisNode } from '../redis/node.js'
 import { ReplyCode } from '../redis/scripts.js'
-import { attempt, commitFence, rollback, withOwners, type Won } from './attempt.js'
+import { attempt, commitFence, rollback, withOwners, type Attempt, type Won } from './attempt.js'
 import { grantOf } from './grant.js'
 import { noteDelayed } from './lock-delay.js'
 import type { LockKeys } from './keys.js'
@@ -30,9 +30,10 @@ export async function acquireWaiting(ctx: LockContext, req: AcquireRequest, wait
   let waited = false
   let delayed = false
   let result: 'granted' | 'timeout' | 'cancelled' = 'cancelled'
+  let outcome: Attempt | undefined
   try {
     while (!won) {
-      const outcome = await attempt(ctx, req, waiter)
+      outcome = await attempt(ctx, req, waiter)
       if (outcome.granted) {
         won = outcome
         break
@@ -43,9 +44,12 @@ export async function acquireWaiting(ctx: LockContext, req: AcquireRequest, wait
         noteDelayed(metrics, req.mode, outcome.error)
       }
       waited = true
+      // The latest refusal with its owners is all a parked request keeps of its attempt (the held
+      // replies and the rest are let go before it sleeps): what a wait that runs out answers.
+      const refusal = withOwners(outcome.error, outcome.held)
       if (performance.now() >= deadline) {
         result = 'timeout'
-        throw fail.afterWaiting(withOwners(outcome.error, outcome.held), performance.now() - started)
+        throw fail.afterWaiting(refusal, performance.now() - started)
       }
       // Asleep in line until a push, until the holds ahead lapse (wakeInMs), or until the wait runs
       // out; a split vote retries after a random pause (quorum mode). A push may be the lock itself,
@@ -53,9 +57,10 @@ export async function acquireWaiting(ctx: LockContext, req: AcquireRequest, wait
       // trip. Anything else: look again. (One loop here rather than a helper: every parked request
       // keeps its async frames, ~0.5 KB each.)
       let nap = outcome.split ? 5 + Math.random() * 45 : outcome.wakeInMs > 0 ? outcome.wakeInMs + 1 : Infinity
+      outcome = undefined
       for (let left = deadline - performance.now(); left > 0; left = deadline - performance.now()) {
         const why = await waiter.sleep(Math.min(nap, left))
-        if (why === 'aborted') throw room.abortReason() ?? outcome.error
+        if (why === 'aborted') throw room.abortReason() ?? refusal
         const votes = handOffVotes(ctx, waiter)
         won = votes.length >= quorum.majority ? await handedOver(ctx, req, waiter, votes) : undefined
         // A majority handed a semaphore's permits over in different slots: an attempt (two rounds) decides.

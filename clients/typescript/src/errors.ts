@@ -95,7 +95,7 @@ export class UpgradeNotSupportedError extends LockServiceError {
   override name = 'UpgradeNotSupportedError'
 }
 
-/** 429 `too_many_*`: a limit of the service (waiters, readers, holds, sessions, watchers). */
+/** 429 `too_many_*` or `rate_limited`: a limit of the service (waiters, readers, holds, sessions, watchers, streams, request rate). */
 export class TooManyError extends LockServiceError {
   override name = 'TooManyError'
 }
@@ -186,6 +186,8 @@ const byCode: Record<string, new (...args: ConstructorParameters<typeof LockServ
   too_many_holds: TooManyError,
   too_many_sessions: TooManyError,
   too_many_watchers: TooManyError,
+  too_many_streams: TooManyError,
+  rate_limited: TooManyError,
   backend_unavailable: BackendUnavailableError,
   shutting_down: BackendUnavailableError,
   unauthorized: UnauthorizedError,
