@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Cluster } from 'ioredis'
-import { startRedisCluster, type RedisProcess, type Teardown } from './redis-server.js'
+import { startRedisCluster, tlsClientOptions, type RedisProcess, type RedisTls, type Teardown } from './redis-server.js'
 
 const run = promisify(execFile)
 const REDIS_CLI = process.env.REDIS_CLI_BIN ?? 'redis-cli'
@@ -46,6 +46,8 @@ export async function startRedisClusterMode(
     nodeTimeoutMs?: number
     /** Added to each node's environment (e.g. a clock shim's), by node index. */
     env?: (index: number) => Record<string, string> | undefined
+    /** Every node speaks TLS only, to clients and to its peers (the cluster bus too). */
+    tls?: RedisTls
   } = {},
 ): Promise<RedisClusterProcesses> {
   const masters = opts.masters ?? 3
@@ -54,11 +56,18 @@ export async function startRedisClusterMode(
   const nodes = await startRedisCluster(masters * (1 + replicas), {
     t: opts.t,
     ...(opts.env ? { env: opts.env } : {}),
+    ...(opts.tls ? { tls: opts.tls } : {}),
     args: ['--cluster-enabled', 'yes', '--cluster-node-timeout', String(nodeTimeoutMs), '--cluster-replica-validity-factor', '0'],
   })
-  await run(REDIS_CLI, ['--cluster', 'create', ...nodes.map((n) => n.address), '--cluster-replicas', String(replicas), '--cluster-yes'], {
-    timeout: 30_000,
-  })
+  const tls = opts.tls
+  const cliTls = tls
+    ? ['--tls', '--cacert', tls.caFile, ...(tls.clientCert ? ['--cert', tls.clientCert.certFile, '--key', tls.clientCert.keyFile] : [])]
+    : []
+  await run(
+    REDIS_CLI,
+    [...cliTls, '--cluster', 'create', ...nodes.map((n) => n.address), '--cluster-replicas', String(replicas), '--cluster-yes'],
+    { timeout: 30_000 },
+  )
   const live = () => nodes.filter((n) => n.alive)
   const info = async (node: RedisProcess, section: string): Promise<string> => {
     const c = node.client({ retryStrategy: () => null, maxRetriesPerRequest: 0, commandTimeout: 2000 })
@@ -136,7 +145,7 @@ export async function startRedisClusterMode(
     client() {
       return new Cluster(
         nodes.map((n) => ({ host: '127.0.0.1', port: n.port })),
-        { redisOptions: { maxRetriesPerRequest: 1 } },
+        { redisOptions: { maxRetriesPerRequest: 1, ...(tls ? { tls: tlsClientOptions(tls) } : {}) } },
       )
     },
     async waitHealthy({ withinMs = 30_000, replicas: inSync = replicas } = {}) {

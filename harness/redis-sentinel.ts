@@ -10,7 +10,7 @@ import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
 import type { SentinelConfig } from '../src/config.js'
-import { freePort, startRedis, type RedisProcess, type Teardown } from './redis-server.js'
+import { freePort, startRedis, tlsClientOptions, type RedisProcess, type RedisTls, type Teardown } from './redis-server.js'
 
 export const SENTINEL_NAME = 'locks'
 
@@ -32,12 +32,22 @@ export interface SentinelSet {
 const live = new Set<ChildProcess>()
 let hooked = false
 
-export async function startSentinelSet(opts: { t: Teardown; replicas?: number; downAfterMs?: number }): Promise<SentinelSet> {
+/** `tls`: every data node and sentinel speaks TLS only (and the sentinels to the data nodes). */
+export async function startSentinelSet(opts: {
+  t: Teardown
+  replicas?: number
+  downAfterMs?: number
+  tls?: RedisTls
+}): Promise<SentinelSet> {
   const replicaCount = opts.replicas ?? 1
   const downAfterMs = opts.downAfterMs ?? 1000
-  const primary = await startRedis({ t: opts.t })
+  const tls = opts.tls
+  const withTls = tls ? { tls } : {}
+  const primary = await startRedis({ t: opts.t, ...withTls })
   const replicas = await Promise.all(
-    Array.from({ length: replicaCount }, () => startRedis({ t: opts.t, args: ['--replicaof', '127.0.0.1', String(primary.port)] })),
+    Array.from({ length: replicaCount }, () =>
+      startRedis({ t: opts.t, args: ['--replicaof', '127.0.0.1', String(primary.port)], ...withTls }),
+    ),
   )
   const dir = await mkdtemp(path.join(os.tmpdir(), 'lock-service-sentinel-'))
   const ports = await Promise.all([freePort(), freePort(), freePort()])
@@ -47,7 +57,17 @@ export async function startSentinelSet(opts: { t: Teardown; replicas?: number; d
       await writeFile(
         conf,
         [
-          `port ${port}`,
+          ...(tls
+            ? [
+                'port 0',
+                `tls-port ${port}`,
+                `tls-cert-file ${tls.certFile}`,
+                `tls-key-file ${tls.keyFile}`,
+                `tls-ca-cert-file ${tls.caFile}`,
+                `tls-auth-clients ${tls.authClients ?? 'no'}`,
+                'tls-replication yes',
+              ]
+            : [`port ${port}`]),
           'bind 127.0.0.1',
           'protected-mode no',
           `dir ${dir}`,
@@ -98,6 +118,7 @@ export async function startSentinelSet(opts: { t: Teardown; replicas?: number; d
       retryStrategy: () => null,
       maxRetriesPerRequest: 0,
       commandTimeout: 1000,
+      ...(tls ? { tls: tlsClientOptions(tls) } : {}),
     })
     r.on('error', () => undefined)
     try {
@@ -118,9 +139,13 @@ export async function startSentinelSet(opts: { t: Teardown; replicas?: number; d
       name: SENTINEL_NAME,
       password: undefined,
       sentinelPassword: undefined,
-      tls: false,
+      tls: tls !== undefined,
     }),
-    env: { REDIS_MODE: 'sentinel', REDIS_SENTINELS: sentinels.join(','), REDIS_SENTINEL_NAME: SENTINEL_NAME },
+    env: {
+      REDIS_MODE: 'sentinel',
+      REDIS_SENTINELS: sentinels.map((s) => (tls ? `rediss://${s}` : s)).join(','),
+      REDIS_SENTINEL_NAME: SENTINEL_NAME,
+    },
     async currentPrimary() {
       for (const port of ports) {
         const addr = (await ask(port, (r) => r.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', SENTINEL_NAME))) as [string, string] | undefined

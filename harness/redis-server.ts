@@ -7,17 +7,32 @@
  * SIGTERM on timeout, SIGKILL, crashes).
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { rmSync } from 'node:fs'
+import { readFileSync, rmSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
+import { connect as tlsConnect, type ConnectionOptions } from 'node:tls'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis, type RedisOptions } from 'ioredis'
 
+/**
+ * A redis-server that speaks only TLS (`--port 0 --tls-port <port>`), to clients, replicas and cluster
+ * peers. The harness's own connections (readiness probe, `client()`, `keys()`) trust `caFile` and
+ * present `clientCert` when given (needed with `authClients: 'yes'`).
+ */
+export interface RedisTls {
+  certFile: string
+  keyFile: string
+  caFile: string
+  /** `--tls-auth-clients`: whether clients must present a certificate from `caFile` (default 'no'). */
+  authClients?: 'no' | 'optional' | 'yes'
+  clientCert?: { certFile: string; keyFile: string }
+}
+
 export interface RedisProcess {
   readonly port: number
-  /** `redis://127.0.0.1:${port}` */
+  /** `redis://127.0.0.1:${port}` (`rediss://` over TLS) */
   readonly url: string
   /** `127.0.0.1:${port}` */
   readonly address: string
@@ -33,7 +48,9 @@ export interface RedisProcess {
   pause(): void
   /** SIGCONT */
   resume(): void
-  /** A fresh ioredis client (caller quits it). `options` override the defaults. */
+  /** The TLS settings it was started with, if any. */
+  readonly tls: RedisTls | undefined
+  /** A fresh ioredis client (caller quits it; over TLS when the server speaks it). `options` override the defaults. */
   client(options?: RedisOptions): Redis
   /** Every key => `type|ttl-or-persist|value`, taken atomically, for "nothing changed" assertions. */
   keys(): Promise<Record<string, string>>
@@ -101,7 +118,47 @@ export async function freePort(): Promise<number> {
   })
 }
 
-async function launch(port: number, env: Record<string, string> | undefined, extraArgs: readonly string[] = []): Promise<Instance> {
+/** The command-line arguments that make a redis-server speak TLS only, on `port`. */
+function tlsArgs(port: number, tls: RedisTls): string[] {
+  return [
+    '--port',
+    '0',
+    '--tls-port',
+    String(port),
+    '--tls-cert-file',
+    tls.certFile,
+    '--tls-key-file',
+    tls.keyFile,
+    '--tls-ca-cert-file',
+    tls.caFile,
+    '--tls-auth-clients',
+    tls.authClients ?? 'no',
+    '--tls-replication',
+    'yes',
+    '--tls-cluster',
+    'yes',
+  ]
+}
+
+/**
+ * What the harness's own TLS connections to a server started with `tls` use. They do not reject the
+ * server's certificate (a test may start one with an expired certificate on purpose): the readiness
+ * probe knows its server by process id, not by certificate.
+ */
+export function tlsClientOptions(tls: RedisTls): ConnectionOptions {
+  return {
+    ca: readFileSync(tls.caFile, 'utf8'),
+    rejectUnauthorized: false,
+    ...(tls.clientCert ? { cert: readFileSync(tls.clientCert.certFile, 'utf8'), key: readFileSync(tls.clientCert.keyFile, 'utf8') } : {}),
+  }
+}
+
+async function launch(
+  port: number,
+  env: Record<string, string> | undefined,
+  extraArgs: readonly string[] = [],
+  tlsSettings?: RedisTls,
+): Promise<Instance> {
   installExitHook()
   const dir = await mkdtemp(path.join(os.tmpdir(), 'lock-service-redis-'))
   // No shell is involved, so `--save ''` (no RDB snapshots) is a genuinely empty argv entry.
@@ -122,6 +179,7 @@ async function launch(port: number, env: Record<string, string> | undefined, ext
     'warning',
     '--dir',
     dir,
+    ...(tlsSettings ? tlsArgs(port, tlsSettings) : []),
     ...extraArgs,
   ]
   const child = spawn(REDIS_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], env: env && { ...process.env, ...env } })
@@ -154,7 +212,7 @@ async function launch(port: number, env: Record<string, string> | undefined, ext
   live.add(inst)
 
   try {
-    await waitReady(port, inst)
+    await waitReady(port, inst, tlsSettings && tlsClientOptions(tlsSettings))
   } catch (err) {
     await killInstance(inst)
     throw err
@@ -213,13 +271,13 @@ function unrefStream(stream: unknown): void {
  * Polls with INFO rather than PING so that a different redis-server that
  * already owns the port is not mistaken for ours.
  */
-async function waitReady(port: number, inst: Instance): Promise<void> {
+async function waitReady(port: number, inst: Instance, tlsOptions: ConnectionOptions | undefined): Promise<void> {
   const pid = inst.child.pid
   const deadline = Date.now() + READY_TIMEOUT_MS
   let lastError: string
   while (!inst.dead) {
     try {
-      const info = await probe(port, 500)
+      const info = await probe(port, 500, tlsOptions)
       if (pid !== undefined && new RegExp(`^process_id:${pid}\\r?$`, 'm').test(info) && /^loading:0\r?$/m.test(info)) {
         return
       }
@@ -241,10 +299,10 @@ async function waitReady(port: number, inst: Instance): Promise<void> {
   throw new Error(message)
 }
 
-/** One INFO round trip over a raw socket; resolves with the bulk reply. */
-function probe(port: number, timeoutMs: number): Promise<string> {
+/** One INFO round trip over a raw socket (TLS with `tlsOptions`); resolves with the bulk reply. */
+function probe(port: number, timeoutMs: number, tlsOptions: ConnectionOptions | undefined): Promise<string> {
   return new Promise((resolve, reject) => {
-    const socket = net.createConnection({ host: '127.0.0.1', port })
+    const socket = tlsOptions ? tlsConnect({ host: '127.0.0.1', port, ...tlsOptions }) : net.createConnection({ host: '127.0.0.1', port })
     let buffer = ''
     let settled = false
     const finish = (err: Error | undefined, value?: string): void => {
@@ -257,7 +315,7 @@ function probe(port: number, timeoutMs: number): Promise<string> {
     }
     const timer = setTimeout(() => finish(new Error('probe timed out')), timeoutMs)
     socket.setEncoding('utf8')
-    socket.on('connect', () => socket.write('INFO server persistence\r\n'))
+    socket.on(tlsOptions ? 'secureConnect' : 'connect', () => socket.write('INFO server persistence\r\n'))
     socket.on('data', (chunk: string) => {
       buffer += chunk
       if (buffer.startsWith('-')) {
@@ -315,8 +373,9 @@ class RedisServer implements RedisProcess {
     inst: Instance,
     private readonly env: Record<string, string> | undefined,
     private readonly args: readonly string[] = [],
+    readonly tls: RedisTls | undefined = undefined,
   ) {
-    this.url = `redis://127.0.0.1:${port}`
+    this.url = `${tls ? 'rediss' : 'redis'}://127.0.0.1:${port}`
     this.address = `127.0.0.1:${port}`
     this.#inst = inst
   }
@@ -336,7 +395,7 @@ class RedisServer implements RedisProcess {
   async restart(): Promise<void> {
     await killInstance(this.#inst)
     // The port was ours a moment ago, so "in use" means another process took it: no point retrying.
-    this.#inst = await launch(this.port, this.env, this.args)
+    this.#inst = await launch(this.port, this.env, this.args, this.tls)
   }
 
   pause(): void {
@@ -348,7 +407,13 @@ class RedisServer implements RedisProcess {
   }
 
   client(options: RedisOptions = {}): Redis {
-    return new Redis({ host: '127.0.0.1', port: this.port, lazyConnect: false, ...options })
+    return new Redis({
+      host: '127.0.0.1',
+      port: this.port,
+      lazyConnect: false,
+      ...(this.tls ? { tls: tlsClientOptions(this.tls) } : {}),
+      ...options,
+    })
   }
 
   async keys(): Promise<Record<string, string>> {
@@ -368,17 +433,17 @@ class RedisServer implements RedisProcess {
 
 /**
  * `env` (e.g. a clock shim's) is added to the server's environment, on launch and on every restart();
- * `args` to its command line (e.g. `--cluster-enabled yes`).
+ * `args` to its command line (e.g. `--cluster-enabled yes`); `tls`: TLS only, on the same port.
  */
 export async function startRedis(
-  opts: { port?: number; t?: Teardown; env?: Record<string, string>; args?: readonly string[] } = {},
+  opts: { port?: number; t?: Teardown; env?: Record<string, string>; args?: readonly string[]; tls?: RedisTls } = {},
 ): Promise<RedisProcess> {
   const attempts = opts.port === undefined ? PORT_ATTEMPTS : 1
   let lastError: unknown
   for (let attempt = 0; attempt < attempts; attempt++) {
     const port = opts.port ?? (await freePort())
     try {
-      const server = new RedisServer(port, await launch(port, opts.env, opts.args), opts.env, opts.args)
+      const server = new RedisServer(port, await launch(port, opts.env, opts.args, opts.tls), opts.env, opts.args, opts.tls)
       opts.t?.teardown(() => server.stop())
       return server
     } catch (err) {
@@ -394,11 +459,13 @@ type ClusterEnv = Record<string, string> | ((index: number) => Record<string, st
 /** n independent masters (not Redis Cluster mode), started in parallel. `env`: for all, or per index. */
 export async function startRedisCluster(
   n: number,
-  opts: { t?: Teardown; env?: ClusterEnv; args?: readonly string[] } = {},
+  opts: { t?: Teardown; env?: ClusterEnv; args?: readonly string[]; tls?: RedisTls } = {},
 ): Promise<RedisProcess[]> {
   const envOf = (i: number) => (typeof opts.env === 'function' ? opts.env(i) : opts.env)
   const results = await Promise.allSettled(
-    Array.from({ length: n }, (_, i) => startRedis({ t: opts.t, env: envOf(i), ...(opts.args ? { args: opts.args } : {}) })),
+    Array.from({ length: n }, (_, i) =>
+      startRedis({ t: opts.t, env: envOf(i), ...(opts.args ? { args: opts.args } : {}), ...(opts.tls ? { tls: opts.tls } : {}) }),
+    ),
   )
   const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')
   if (failure) {

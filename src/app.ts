@@ -5,6 +5,7 @@ import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-pro
 import type { Config } from './config.js'
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/errors.js'
 import { installAuth } from './http/auth.js'
+import { httpsOptions, logHandshakeFailures } from './http/https.js'
 import { installLimits } from './http/limits.js'
 import { requestLogFactory } from './http/request-log.js'
 import { BODY_LIMIT, installJsonParser } from './http/body.js'
@@ -62,7 +63,13 @@ export const openapiPath = new URL('../openapi.yaml', import.meta.url)
 
 /** The one factory the server, the tests and the benchmarks share. Never reads the environment. */
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<App> {
+  const serverOptions = {
+    headersTimeout: config.bodyTimeoutMs,
+    connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(config.bodyTimeoutMs / 4))),
+  }
   const fastify = Fastify({
+    // HTTPS when configured (src/http/https.ts); the type stays the plain server's: the routes see no difference.
+    ...(httpsOptions(config, serverOptions) as object),
     logger: {
       level: config.logLevel,
       redact: {
@@ -91,10 +98,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     // no work per request. Answering may take long (a waiting acquire up to MAX_WAIT_MS, a long-poll
     // watch up to MAX_WATCH_MS, with nothing on the socket meanwhile): the idle timeout allows that.
     requestTimeout: config.bodyTimeoutMs,
-    http: {
-      headersTimeout: config.bodyTimeoutMs,
-      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(config.bodyTimeoutMs / 4))),
-    },
+    http: serverOptions,
     connectionTimeout: Math.max(config.maxWaitMs, config.maxWatchMs) + 30_000,
     keepAliveTimeout: 72_000,
     genReqId: (req) => {
@@ -110,6 +114,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   installErrorHandling(fastify)
   const metrics = createMetrics()
   installAuth(fastify, config, metrics)
+  logHandshakeFailures(fastify, config, metrics)
   installLimits(fastify, config, metrics)
   if (!config.auth) fastify.log.warn('AUTH_FILE is not set: the service is open to every client that can reach it')
 

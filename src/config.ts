@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { z } from 'zod'
 import { keyPrefixRule, redisKeyPrefixRule } from './contract/patterns.js'
 import { wholeNumber } from './contract/whole-number.js'
+import { keyMatchesCert, parseSubject, readPem, type PemKind, type TlsFiles } from './tls-files.js'
 
 /**
  * Service configuration: parsed once from the environment by zod, then frozen.
@@ -111,6 +112,14 @@ export const envSchema = z.object({
   RATE_LIMIT_BURST: wholeNumber('RATE_LIMIT_BURST', 1, 10_000_000).optional(),
   MAX_STREAMS_PER_KEY: integer('MAX_STREAMS_PER_KEY', 1_000, 1, 1_000_000),
   AUTH_FAILURE_DELAY_MS: integer('AUTH_FAILURE_DELAY_MS', 100, 0, 10_000),
+  // TLS to Redis (rediss:// URLs): the CA that signed the Redis servers' certificates, and a client certificate.
+  REDIS_TLS_CA_FILE: z.string().trim().min(1).optional(),
+  REDIS_TLS_CERT_FILE: z.string().trim().min(1).optional(),
+  REDIS_TLS_KEY_FILE: z.string().trim().min(1).optional(),
+  // HTTPS for the service itself; with TLS_CLIENT_CA_FILE every client must present a certificate it signed.
+  TLS_CERT_FILE: z.string().trim().min(1).optional(),
+  TLS_KEY_FILE: z.string().trim().min(1).optional(),
+  TLS_CLIENT_CA_FILE: z.string().trim().min(1).optional(),
 })
 
 /** A key's own request rate (AUTH_FILE): perSecond 0 exempts it; burst defaults to one second's worth. */
@@ -130,6 +139,12 @@ export const apiKeySchema = z.strictObject({
   admin: z.boolean().default(false),
   /** Reads only (inspect, fence checks, watches): every POST, PUT and DELETE is 403. */
   readOnly: z.boolean().default(false),
+  /** With TLS_CLIENT_CA_FILE: the secret counts only on a connection whose client certificate has this subject. */
+  certSubject: z
+    .string()
+    .max(1000)
+    .refine((s) => parseSubject(s) !== undefined, 'certSubject must look like "CN=billing" or "CN=billing, O=Acme"')
+    .optional(),
   /** This key's request rate, instead of RATE_LIMIT_PER_SECOND / RATE_LIMIT_BURST. */
   rateLimit: rateLimitSchema.optional(),
 })
@@ -187,7 +202,63 @@ function crossChecks(env: Partial<Env>): [keyof Env, string][] {
   if (env.REDIS_URLS?.length && env.REDIS_URL !== undefined && !env.REDIS_URLS.includes(env.REDIS_URL)) {
     problems.push(['REDIS_URL', 'an alias of REDIS_URLS: set one of them, not two different values'])
   }
-  return [...problems, ...modeChecks(env)]
+  return [...problems, ...modeChecks(env), ...tlsChecks(env)]
+}
+
+/** The TLS file variables come in pairs, and the Redis ones are read only for rediss:// links. */
+function tlsChecks(env: Partial<Env>): [keyof Env, string][] {
+  const problems: [keyof Env, string][] = []
+  const pair = (cert: 'REDIS_TLS_CERT_FILE' | 'TLS_CERT_FILE', key: 'REDIS_TLS_KEY_FILE' | 'TLS_KEY_FILE') => {
+    if (env[cert] !== undefined && env[key] === undefined) problems.push([key, `is needed with ${cert}: the certificate's private key`])
+    if (env[key] !== undefined && env[cert] === undefined) problems.push([cert, `is needed with ${key}: the key's certificate`])
+  }
+  pair('REDIS_TLS_CERT_FILE', 'REDIS_TLS_KEY_FILE')
+  pair('TLS_CERT_FILE', 'TLS_KEY_FILE')
+  if (env.TLS_CLIENT_CA_FILE !== undefined && env.TLS_CERT_FILE === undefined) {
+    problems.push(['TLS_CLIENT_CA_FILE', 'client certificates need HTTPS: set TLS_CERT_FILE and TLS_KEY_FILE too'])
+  }
+  const redisTls =
+    [env.REDIS_URL, ...(env.REDIS_URLS ?? [])].some((u) => u?.startsWith('rediss:')) || env.REDIS_SENTINELS?.some((s) => s.tls)
+  if (!redisTls) {
+    for (const name of ['REDIS_TLS_CA_FILE', 'REDIS_TLS_CERT_FILE', 'REDIS_TLS_KEY_FILE'] as const) {
+      if (env[name] !== undefined) problems.push([name, 'is only read for TLS links to Redis: no Redis URL or sentinel uses rediss://'])
+    }
+  }
+  return problems
+}
+
+/** The PEM files the TLS variables name, read and checked (each problem under its variable's name). */
+function readTlsFiles(env: Partial<Env>, problems: Map<string, string>): Pick<Config, 'redisTls' | 'https'> {
+  const read = (name: keyof Env, kind: PemKind): string | undefined => {
+    const path = env[name]
+    if (typeof path !== 'string' || problems.has(name)) return undefined
+    const result = readPem(path, kind)
+    if ('pem' in result) return result.pem
+    problems.set(name, `${name}: ${result.problem}`)
+    return undefined
+  }
+  const matched = (certName: keyof Env, cert: string | undefined, key: string | undefined) => {
+    if (cert !== undefined && key !== undefined && !keyMatchesCert(cert, key)) {
+      problems.set(certName, `${certName}: the key file holds the private key of another certificate`)
+    }
+  }
+  const redis = {
+    ca: read('REDIS_TLS_CA_FILE', 'CA bundle'),
+    cert: read('REDIS_TLS_CERT_FILE', 'certificate'),
+    key: read('REDIS_TLS_KEY_FILE', 'private key'),
+  }
+  matched('REDIS_TLS_CERT_FILE', redis.cert, redis.key)
+  const https = {
+    cert: read('TLS_CERT_FILE', 'certificate'),
+    key: read('TLS_KEY_FILE', 'private key'),
+    clientCa: read('TLS_CLIENT_CA_FILE', 'CA bundle'),
+  }
+  matched('TLS_CERT_FILE', https.cert, https.key)
+  const defined = <T extends object>(o: T) => Object.freeze(Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)))
+  return {
+    redisTls: Object.values(redis).some((v) => v !== undefined) ? (defined(redis) as TlsFiles) : null,
+    https: https.cert !== undefined && https.key !== undefined ? (defined(https) as HttpsFiles) : null,
+  }
 }
 
 /** REDIS_MODE and the variables each mode needs or forbids. */
@@ -262,6 +333,13 @@ export interface SentinelConfig {
   readonly tls: boolean
 }
 
+/** The service's own certificate and key (PEM), and the CA its clients' certificates must come from. */
+export interface HttpsFiles {
+  readonly cert: string
+  readonly key: string
+  readonly clientCa?: string
+}
+
 export interface Config {
   readonly port: number
   readonly host: string
@@ -299,6 +377,10 @@ export interface Config {
   readonly auth: { readonly keys: readonly ApiKey[] } | null
   /** Whether /metrics needs an API key too. */
   readonly protectMetrics: boolean
+  /** TLS to Redis (REDIS_TLS_*, PEM): a CA and a client certificate for rediss:// links; null: the system's CAs, no certificate. */
+  readonly redisTls: TlsFiles | null
+  /** HTTPS (TLS_CERT_FILE, TLS_KEY_FILE, TLS_CLIENT_CA_FILE); null: plain HTTP. */
+  readonly https: HttpsFiles | null
   /** Requests per second each API key (or client address, when open) may make on this replica; 0: no limit. */
   readonly rateLimitPerSecond: number
   /** How many requests a key may make at once after being idle (the token bucket's size); null: one second's worth. */
@@ -337,12 +419,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     if (typeof loaded === 'string') problems.set('AUTH_FILE', `AUTH_FILE: ${loaded}`)
     else auth = loaded
   }
+  const bound = auth?.keys.find((k) => k.certSubject !== undefined)
+  if (bound && valid.TLS_CLIENT_CA_FILE === undefined) {
+    problems.set('AUTH_FILE', `AUTH_FILE: key "${bound.name}" has a certSubject, which needs client certificates: set TLS_CLIENT_CA_FILE`)
+  }
+  const tls = readTlsFiles(valid as Partial<Env>, problems)
   if (problems.size > 0) throw new ConfigError([...problems.values()])
 
-  return toConfig(valid as Env, auth)
+  return toConfig(valid as Env, auth, tls)
 }
 
-function toConfig(e: Env, auth: Config['auth']): Config {
+function toConfig(e: Env, auth: Config['auth'], tls: Pick<Config, 'redisTls' | 'https'> = { redisTls: null, https: null }): Config {
   const urls = e.REDIS_URLS.length > 0 ? e.REDIS_URLS : [e.REDIS_URL ?? DEFAULT_REDIS_URL]
   const sentinels = e.REDIS_SENTINELS
   const sentinel: SentinelConfig | null =
@@ -384,6 +471,7 @@ function toConfig(e: Env, auth: Config['auth']): Config {
     rateLimitBurst: e.RATE_LIMIT_BURST ?? null,
     maxStreamsPerKey: e.MAX_STREAMS_PER_KEY,
     authFailureDelayMs: e.AUTH_FAILURE_DELAY_MS,
+    ...tls,
   })
 }
 

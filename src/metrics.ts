@@ -9,6 +9,8 @@ export const releaseOutcomes = ['released', 'decremented', 'not_found', 'not_own
 export const waitOutcomes = ['granted', 'timeout', 'cancelled'] as const
 export const keepaliveOutcomes = ['renewed', 'not_found', 'error'] as const
 export const campaignOutcomes = ['elected', 'timeout', 'cancelled'] as const
+/** Why an HTTPS handshake was refused (src/http/https.ts). */
+export const handshakeFailures = ['no_certificate', 'untrusted', 'expired', 'not_tls', 'other'] as const
 
 /**
  * Every metric the service exports, defined in one place, on one registry per app instance.
@@ -172,6 +174,12 @@ export function createMetrics() {
       name: 'redis_node_errors_total',
       help: `Failed connections and commands by node index and reason (${nodeFailureReasons.join(', ')})`,
       labelNames: ['node', 'reason'] as const,
+      registers: [registry],
+    }),
+    tlsHandshakeFailures: new Counter({
+      name: 'http_tls_handshake_failures_total',
+      help: `HTTPS handshakes the service refused, by reason (${handshakeFailures.join(', ')})`,
+      labelNames: ['reason'] as const,
       registers: [registry],
     }),
     sessionsOpened: new Counter({

@@ -35,7 +35,7 @@ async function main(): Promise<void> {
   const mode = config.redisUrls.length === 1 ? 'single' : 'quorum'
   const voting = app.quorum.nodes.filter((n) => n.mayVote)
   if (voting.length >= app.quorum.majority) {
-    app.log.info({ nodes: app.quorum.nodes.map((n) => n.address), mode }, 'lock-service ready')
+    app.log.info({ nodes: app.quorum.nodes.map((n) => n.address), mode, ...listening(config) }, 'lock-service ready')
   } else {
     // Listening (so /readyz can say why), but every lock call answers 503 until a majority may vote.
     const nodes = app.quorum.nodes.map((n) => ({ index: n.index, address: n.address, vote: n.vote, lastError: n.health.lastError }))
@@ -47,11 +47,16 @@ async function main(): Promise<void> {
       )
       .join('; ')
     app.log.warn(
-      { nodes, mode },
+      { nodes, mode, ...listening(config) },
       `lock-service listening, but cannot grant locks: ${voting.length} of ${nodes.length} Redis nodes may vote, ` +
         `${app.quorum.majority} needed (${why})`,
     )
   }
+}
+
+/** How clients reach it: HTTPS, and whether client certificates are required. */
+function listening(config: Config): { scheme: 'http' | 'https'; clientCertificates: boolean } {
+  return { scheme: config.https ? 'https' : 'http', clientCertificates: config.https?.clientCa !== undefined }
 }
 
 main().catch((err: unknown) => {

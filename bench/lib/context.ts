@@ -11,6 +11,7 @@ import { repoRoot, startNodeServer, startRedisClusterNodes, startRedisNode, type
 import { median, ratio } from './stats.js'
 import { acquireRelease } from './flows.js'
 import type { Coalescing } from '../../src/redis/coalesce.js'
+import type { RedisTls } from '../../harness/redis-server.js'
 
 const PRIME_MS = 1500
 const BASELINE = 'bench/baseline-server.js'
@@ -35,6 +36,8 @@ export interface ServiceOptions {
   env?: Record<string, string>
   /** Entry point, relative to the repository root (default dist/server.js): A/B runs of another build. */
   script?: string
+  /** TLS (bench/scenarios/70-tls.ts): HTTPS for the service, and/or Redis nodes of its own that speak TLS only. */
+  tls?: { https?: { certFile: string; keyFile: string; ca: string }; redis?: RedisTls }
 }
 
 /**
@@ -94,7 +97,8 @@ export class BenchContext {
           .map(([k, v]) => `${k}=${v}`)
           .join(',')}`
       : ''
-    const name = `service-n${nodes}${env}${options.script ? `-${options.script}` : ''}`
+    const tls = `${options.tls?.https ? '-https' : ''}${options.tls?.redis ? '-rediss' : ''}`
+    const name = `service-n${nodes}${env}${tls}${options.script ? `-${options.script}` : ''}`
     return this.memo(name, () => this.startService({ ...options, name }))
   }
 
@@ -110,13 +114,22 @@ export class BenchContext {
 
   /** A new service process nobody else uses (memory figures need one); the caller stops it. */
   async startService(options: ServiceOptions & { name?: string } = {}): Promise<HttpServer> {
-    const redis = await this.redisNodes(options.nodes ?? 1)
+    const { https, redis: redisTls } = options.tls ?? {}
+    // TLS Redis nodes are the service's own: the pool's speak plain TCP.
+    const redis = redisTls
+      ? await Promise.all(Array.from({ length: options.nodes ?? 1 }, () => startRedisNode(redisTls)))
+      : await this.redisNodes(options.nodes ?? 1)
+    const tlsEnv = {
+      ...(https ? { TLS_CERT_FILE: https.certFile, TLS_KEY_FILE: https.keyFile } : {}),
+      ...(redisTls ? { REDIS_TLS_CA_FILE: redisTls.caFile } : {}),
+    }
     return this.startNode(
       options.name ?? `service-fresh-${++this.freshCount}`,
       options.script ?? 'dist/server.js',
       'REDIS_URLS',
       redis,
-      options.env,
+      { ...options.env, ...tlsEnv },
+      https?.ca,
     )
   }
 
@@ -137,6 +150,7 @@ export class BenchContext {
     urlsVar?: string,
     redis: RedisNode[] = [],
     env: Record<string, string> = {},
+    tlsCa?: string,
   ): Promise<HttpServer> {
     const urls = urlsVar ? { [urlsVar]: redis.map((r) => r.url).join(',') } : {}
     const coalesce: Record<string, string> = this.settings.coalesce ? { LOCK_SERVICE_BENCH_COALESCING: this.settings.coalesce } : {}
@@ -146,6 +160,7 @@ export class BenchContext {
       env: { LOG_LEVEL: 'warn', ...urls, ...coalesce, ...env },
       nodeArgs: this.profileArgs(name),
       redis,
+      ...(tlsCa ? { tlsCa } : {}),
     })
   }
 

@@ -12,6 +12,7 @@
  */
 import http from 'node:http'
 import net from 'node:net'
+import tls from 'node:tls'
 
 export interface HttpResponse {
   status: number
@@ -32,8 +33,10 @@ export interface HttpConnection {
 export type ClientKind = 'raw' | 'node-http'
 export const clientKinds: readonly ClientKind[] = ['raw', 'node-http']
 
-export function connect(kind: ClientKind, host: string, port: number): HttpConnection {
-  return kind === 'raw' ? new RawConnection(host, port) : new NodeHttpConnection(host, port)
+/** `tlsCa`: the server speaks HTTPS with a certificate from this CA (the raw client only). */
+export function connect(kind: ClientKind, host: string, port: number, tlsCa?: string): HttpConnection {
+  if (tlsCa !== undefined && kind !== 'raw') throw new Error('HTTPS servers are measured with the raw client only')
+  return kind === 'raw' ? new RawConnection(host, port, tlsCa) : new NodeHttpConnection(host, port)
 }
 
 const CRLF2 = Buffer.from('\r\n\r\n')
@@ -49,6 +52,7 @@ class RawConnection implements HttpConnection {
   constructor(
     private readonly host: string,
     private readonly port: number,
+    private readonly tlsCa?: string,
   ) {
     this.hostHeader = `Host: ${host}:${port}\r\n`
   }
@@ -84,7 +88,10 @@ class RawConnection implements HttpConnection {
     this.socket?.destroy()
     this.closeAfter = false
     this.buffer = undefined
-    const socket = net.connect({ host: this.host, port: this.port, noDelay: true })
+    const socket =
+      this.tlsCa === undefined
+        ? net.connect({ host: this.host, port: this.port, noDelay: true })
+        : tls.connect({ host: this.host, port: this.port, ca: this.tlsCa }).setNoDelay(true)
     socket.on('data', (chunk: Buffer) => this.onData(chunk))
     socket.on('error', () => {})
     socket.on('close', () => {

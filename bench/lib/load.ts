@@ -121,7 +121,7 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
 
   const loop = async (conn: number) => {
     const target = servers[conn % servers.length] as HttpServer
-    const connection = connect(spec.client, target.host, target.port)
+    const connection = connect(spec.client, target.host, target.port, target.tlsCa)
     connections.push(connection)
     let iter = 0
     const state: Record<string, unknown> = {}

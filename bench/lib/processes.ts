@@ -16,11 +16,12 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { startRedisClusterMode } from '../../harness/redis-cluster.js'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import http from 'node:http'
+import https from 'node:https'
 import os from 'node:os'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { configEnvNames } from '../../src/config.js'
-import { freePort, startRedis, stopAll as stopAllRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { freePort, startRedis, stopAll as stopAllRedis, type RedisProcess, type RedisTls } from '../../harness/redis-server.js'
 import { serviceNodeFlags } from '../../harness/start-command.js'
 
 const OUTPUT_LIMIT = 32_768
@@ -77,8 +78,9 @@ export interface RedisNode {
   flush(): Promise<void>
 }
 
-export async function startRedisNode(): Promise<RedisNode> {
-  return describeRedis(await startRedis())
+/** `tls`: a redis-server speaking TLS only (its url is rediss://). */
+export async function startRedisNode(tls?: RedisTls): Promise<RedisNode> {
+  return describeRedis(await startRedis(tls ? { tls } : {}))
 }
 
 /**
@@ -256,6 +258,8 @@ export interface HttpServer {
   readonly proc: ServerProcess
   /** The Redis nodes this server uses (none for the baseline). */
   readonly redis: readonly RedisNode[]
+  /** An HTTPS server: the CA (PEM) its certificate comes from. */
+  readonly tlsCa?: string
 }
 
 /** The lowest VmRSS (MiB) of each server, sampled once a second for `forMs` (both ends included). */
@@ -277,6 +281,8 @@ export interface NodeServerSpec {
   env?: Record<string, string>
   nodeArgs?: string[]
   redis?: readonly RedisNode[]
+  /** It speaks HTTPS with a certificate from this CA (PEM). */
+  tlsCa?: string
 }
 
 const READY_TIMEOUT_MS = 15_000
@@ -299,13 +305,13 @@ export async function startNodeServer(spec: NodeServerSpec): Promise<HttpServer>
     })
     const proc = new ServerProcess(spec.name, child)
     try {
-      await waitReady(proc, host, port)
+      await waitReady(proc, host, port, '/readyz', spec.tlsCa)
     } catch (err) {
       await proc.stop()
       if (attempt < 3 && /EADDRINUSE/.test(proc.output())) continue
       throw err
     }
-    return { name: spec.name, host, port, proc, redis: spec.redis ?? [] }
+    return { name: spec.name, host, port, proc, redis: spec.redis ?? [], ...(spec.tlsCa ? { tlsCa: spec.tlsCa } : {}) }
   }
 }
 
@@ -317,20 +323,21 @@ function inheritedEnv(): NodeJS.ProcessEnv {
   return env
 }
 
-async function waitReady(proc: ServerProcess, host: string, port: number, readyPath = '/readyz'): Promise<void> {
+async function waitReady(proc: ServerProcess, host: string, port: number, readyPath = '/readyz', tlsCa?: string): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS
   while (Date.now() < deadline) {
     if (!proc.running) throw new Error(`${proc.name} exited during start:\n${proc.output().trim()}`)
-    if ((await readyzStatus(host, port, readyPath)) === 200) return
+    if ((await readyzStatus(host, port, readyPath, tlsCa)) === 200) return
     await sleep(50)
   }
   throw new Error(`${proc.name} did not become ready within ${READY_TIMEOUT_MS} ms:\n${proc.output().trim()}`)
 }
 
-/** GET /readyz (or `readyPath`) on a connection of its own; resolves with the status, or 0 when nothing answers. */
-function readyzStatus(host: string, port: number, readyPath = '/readyz'): Promise<number> {
+/** GET /readyz (or `readyPath`; over HTTPS with `tlsCa`) on a connection of its own; resolves with the status, or 0 when nothing answers. */
+function readyzStatus(host: string, port: number, readyPath = '/readyz', tlsCa?: string): Promise<number> {
   return new Promise((resolve) => {
-    const req = http.get({ host, port, path: readyPath, agent: false, timeout: 1000 }, (res) => {
+    const get = tlsCa === undefined ? http.get : https.get
+    const req = get({ host, port, path: readyPath, agent: false, timeout: 1000, ...(tlsCa ? { ca: tlsCa } : {}) }, (res) => {
       res.resume()
       res.on('end', () => resolve(res.statusCode ?? 0))
     })

@@ -4,12 +4,16 @@
  * pause and reset. Prints one JSON line with the addresses once all of it answers; stops everything when its
  * stdin closes or on SIGTERM/SIGINT. The protocol is in README.md beside this file.
  */
+import { rm } from 'node:fs/promises'
 import http from 'node:http'
 import { once } from 'node:events'
 import { startRedis, stopAll, type RedisProcess } from '../../harness/redis-server.js'
 import { startService, type ServiceProcess } from '../../harness/service-process.js'
 import { startProxy } from '../../harness/tcp-proxy.js'
+import { makeTlsCerts } from '../../harness/tls-certs.js'
 import { writeAuthFile } from '../../test/helpers/auth-file.js'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
 
 const ADMIN_KEY = 'conformance-admin-key-000000000001'
 const SCOPED_KEY = 'conformance-scoped-key-00000000001'
@@ -43,6 +47,21 @@ async function stopStack(stack: Stack | undefined): Promise<void> {
 
 const main = await startStack()
 const proxy = await startProxy({ port: Number(new URL(main.service.url).port) })
+// The same service over HTTPS requiring client certificates (in this process: no extra start-up), for the
+// clients' TLS tests. Its logs go to stderr: stdout carries the one JSON line.
+const certs = await makeTlsCerts()
+const tlsService = await buildApp(
+  loadConfig({
+    ...serviceEnv,
+    REDIS_URL: main.redis.url,
+    LOG_LEVEL: 'error',
+    TLS_CERT_FILE: certs.server.certFile,
+    TLS_KEY_FILE: certs.server.keyFile,
+    TLS_CLIENT_CA_FILE: certs.caFile,
+  }),
+  { logStream: process.stderr },
+)
+const tlsUrl = await tlsService.listen({ port: 0, host: '127.0.0.1' })
 let fault: Stack | undefined
 
 function faultStack(): Stack {
@@ -98,6 +117,8 @@ let stopping: Promise<void> | undefined
 function shutdown(): Promise<void> {
   stopping ??= (async () => {
     control.close()
+    await tlsService.close()
+    await rm(certs.dir, { recursive: true, force: true })
     await proxy.close()
     await Promise.all([stopStack(main), stopStack(fault)])
     await stopAll()
@@ -121,5 +142,12 @@ process.stdout.write(
     scopedPrefix: SCOPED_PREFIX,
     readOnlyKey: READ_ONLY_KEY,
     maxWaiters: MAX_WAITERS,
+    tls: {
+      service: tlsUrl,
+      caFile: certs.caFile,
+      certFile: certs.client.certFile,
+      keyFile: certs.client.keyFile,
+      otherCaFile: certs.otherCaFile,
+    },
   }) + '\n',
 )

@@ -8,6 +8,7 @@ package lockservice
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"io"
@@ -38,6 +39,10 @@ type Options struct {
 	UserAgent string
 	// HTTPClient replaces the shared client (its Timeout should be 0: the library sets deadlines).
 	HTTPClient *http.Client
+	// TLSConfig, for an https:// service: the CA that signed its certificate (RootCAs) and a client
+	// certificate (Certificates) when it requires one; LoadTLSConfig makes one from PEM files. The
+	// client then has a connection pool of its own. Not with HTTPClient: configure that one's transport.
+	TLSConfig *tls.Config
 }
 
 // Client talks to one lock-service base URL.
@@ -74,6 +79,17 @@ func New(baseURL string, opts Options) (*Client, error) {
 		c.retryBudget = DefaultRetryBudget
 	} else if c.retryBudget < 0 {
 		c.retryBudget = 0
+	}
+	if opts.TLSConfig != nil {
+		if opts.HTTPClient != nil {
+			return nil, &InvalidArgumentError{Argument: "TLSConfig", Reason: "give it to your HTTPClient's transport, not both"}
+		}
+		if u.Scheme != "https" {
+			return nil, &InvalidArgumentError{Argument: "TLSConfig", Reason: "only for an https:// service URL"}
+		}
+		transport := sharedTransport.Clone()
+		transport.TLSClientConfig = opts.TLSConfig
+		c.http = &http.Client{Transport: transport}
 	}
 	if c.http == nil {
 		c.http = sharedHTTP

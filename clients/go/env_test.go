@@ -26,6 +26,14 @@ type environment struct {
 	ScopedPrefix string `json:"scopedPrefix"`
 	ReadOnlyKey  string `json:"readOnlyKey"`
 	MaxWaiters   int    `json:"maxWaiters"`
+	// The same service over HTTPS, requiring client certificates (PEM files).
+	TLS struct {
+		Service     string `json:"service"`
+		CAFile      string `json:"caFile"`
+		CertFile    string `json:"certFile"`
+		KeyFile     string `json:"keyFile"`
+		OtherCAFile string `json:"otherCaFile"`
+	} `json:"tls"`
 }
 
 var env environment

@@ -13,6 +13,8 @@ export interface Options {
   command: 'run' | 'acquire' | 'renew' | 'release' | 'status' | 'list' | 'check' | ElectionCommand
   url: string
   key: string | undefined
+  /** An https:// service's CA and a client certificate (--ca-file, --cert-file, --key-file: their PEM texts) */
+  tls: { ca?: string; cert?: string; key?: string } | undefined
   lockKey: string
   /** 'exclusive' → /locks, 'read' | 'write' → /rwlocks, 'permit' → /semaphores */
   mode: HoldMode
@@ -55,7 +57,23 @@ export interface Help {
 
 /** The option values commander hands over, as checked by the parsers below. */
 type Values = Partial<
-  Record<'url' | 'key' | 'ttl' | 'wait' | 'token' | 'grace' | 'prefix' | 'owner' | 'lockDelay' | 'candidate' | 'value', string> &
+  Record<
+    | 'url'
+    | 'key'
+    | 'caFile'
+    | 'certFile'
+    | 'keyFile'
+    | 'ttl'
+    | 'wait'
+    | 'token'
+    | 'grace'
+    | 'prefix'
+    | 'owner'
+    | 'lockDelay'
+    | 'candidate'
+    | 'value',
+    string
+  > &
     Record<'read' | 'write' | 'rw' | 'semaphore' | 'json' | 'requeue' | 'election', true> & { limit: number; permits: number }
 >
 
@@ -164,6 +182,12 @@ function program(out: (text: string) => void, chosen: (command: Command) => void
       'API key, sent as "Authorization: Bearer SECRET" ' +
         '(default: $LOCK_SERVICE_KEY; prefer the variable: command lines are visible to other users)',
     )
+    .option(
+      '--ca-file <path>',
+      "an https:// service: the CA that signed its certificate, PEM (default: $LOCK_SERVICE_CA_FILE; else the system's)",
+    )
+    .option('--cert-file <path>', 'a client certificate, PEM, for a service that requires one (default: $LOCK_SERVICE_CERT_FILE)')
+    .option('--key-file <path>', "the client certificate's private key, PEM (default: $LOCK_SERVICE_KEY_FILE)")
     .version(`lockctl ${version()}`, '--version', 'print the version')
     .addHelpText('after', EPILOGUE)
     .exitOverride()
@@ -295,6 +319,7 @@ export function parse(argv: readonly string[], env: Record<string, string | unde
     command,
     url,
     key: v.key ?? (env.LOCK_SERVICE_KEY || undefined),
+    tls: tlsFiles(url, v, env),
     lockKey,
     mode: v.read ? 'read' : v.write ? 'write' : isSemaphore && command !== 'status' && command !== 'list' ? 'permit' : 'exclusive',
     rw: v.rw ?? false,
@@ -316,6 +341,28 @@ export function parse(argv: readonly string[], env: Record<string, string | unde
     value: v.value,
     requeue: v.requeue ?? false,
   }
+}
+
+/** --ca-file, --cert-file, --key-file (or their variables), read: the client library's `tls` option. */
+function tlsFiles(url: string, v: Values, env: Record<string, string | undefined>): Options['tls'] {
+  const files = {
+    ca: ['--ca-file', v.caFile ?? (env.LOCK_SERVICE_CA_FILE || undefined)],
+    cert: ['--cert-file', v.certFile ?? (env.LOCK_SERVICE_CERT_FILE || undefined)],
+    key: ['--key-file', v.keyFile ?? (env.LOCK_SERVICE_KEY_FILE || undefined)],
+  } as const
+  const given = Object.entries(files).filter(([, [, path]]) => path !== undefined)
+  if (given.length === 0) return undefined
+  if (!url.startsWith('https:')) throw new UsageError(`${given.map(([, [flag]]) => flag).join(', ')}: only for an https:// service URL`)
+  if ((files.cert[1] === undefined) !== (files.key[1] === undefined)) throw new UsageError('--cert-file and --key-file go together')
+  const tls: Record<string, string> = {}
+  for (const [name, [flag, path]] of given) {
+    try {
+      tls[name] = readFileSync(path as string, 'utf8')
+    } catch (err) {
+      throw new UsageError(`${flag}: cannot read ${JSON.stringify(path)}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`)
+    }
+  }
+  return tls
 }
 
 function checkUrl(text: string): void {

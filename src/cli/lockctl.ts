@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * lockctl: the lock service on the command line (`lockctl --help`). Server from LOCK_SERVICE_URL or
- * --url, API key from LOCK_SERVICE_KEY or --key (sent as a Bearer token, never printed).
+ * --url, API key from LOCK_SERVICE_KEY or --key (sent as a Bearer token, never printed); an https://
+ * service's CA and a client certificate from --ca-file, --cert-file, --key-file (or LOCK_SERVICE_*_FILE).
  */
 import { parse } from './args.js'
 import { Client } from '@lock-service/client'
@@ -26,7 +27,13 @@ export async function main(argv: readonly string[], env: Record<string, string |
       print(o.text.trimEnd())
       return EXIT.ok
     }
-    const client = new Client({ url: o.url, apiKey: o.key, timeoutMs: REQUEST_TIMEOUT_MS, userAgent: 'lockctl' })
+    const client = new Client({
+      url: o.url,
+      apiKey: o.key,
+      timeoutMs: REQUEST_TIMEOUT_MS,
+      userAgent: 'lockctl',
+      ...(o.tls ? { tls: o.tls } : {}),
+    })
     switch (o.command) {
       case 'run':
         return await runLocked(client, o, warn)

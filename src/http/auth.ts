@@ -1,10 +1,12 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
+import type { TLSSocket } from 'node:tls'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Config } from '../config.js'
 import { fail } from '../errors.js'
 import type { Metrics } from '../metrics.js'
+import { parseSubject, subjectMatches, subjectText } from '../tls-files.js'
 
 /** Who is calling: the API key that matched (null while the service runs open, without AUTH_FILE). */
 export interface Caller {
@@ -41,6 +43,8 @@ export function installAuth(app: FastifyInstance, config: Config, metrics: Metri
   const keys = config.auth.keys.map((k) => ({
     caller: { name: k.name, prefixes: k.prefixes, admin: k.admin, readOnly: k.readOnly ?? false },
     hash: Buffer.from(k.secretSha256, 'hex'),
+    certSubject: k.certSubject,
+    subject: k.certSubject === undefined ? undefined : parseSubject(k.certSubject),
   }))
 
   const refuse = async (arrived: number, message: string): Promise<never> => {
@@ -58,11 +62,22 @@ export function installAuth(app: FastifyInstance, config: Config, metrics: Metri
     const secret = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? '')?.[1]
     if (!secret) return refuse(arrived, 'send an API key: Authorization: Bearer <secret>')
     const presented = createHash('sha256').update(secret).digest()
-    let match: Caller | null = null
+    let matched: (typeof keys)[number] | null = null
     for (const key of keys) {
-      if (timingSafeEqual(presented, key.hash) && match === null) match = key.caller
+      if (timingSafeEqual(presented, key.hash) && matched === null) matched = key
     }
-    if (!match) return refuse(arrived, 'the API key is not valid')
+    if (!matched) return refuse(arrived, 'the API key is not valid')
+    const match = matched.caller
+    if (matched.subject) {
+      // A key bound to a client certificate: its secret alone (leaked, say) is not enough.
+      const peer = (request.raw.socket as Partial<TLSSocket>).getPeerCertificate?.()
+      if (!peer?.subject || !subjectMatches(matched.subject, peer.subject)) {
+        throw fail.forbidden(
+          `the API key "${match.name}" is bound to client certificates with subject ${matched.certSubject}; ` +
+            `this connection presented ${peer?.subject ? subjectText(peer.subject) : 'no certificate'}`,
+        )
+      }
+    }
     // Every write is a POST, PUT or DELETE, and every GET only reads: deciding by method covers routes added later.
     if (match.readOnly && !READS.has(request.method)) {
       throw fail.forbidden(`the API key "${match.name}" is read-only: it may inspect, check fences and watch, not ${request.method}`)

@@ -1,6 +1,8 @@
 import { performance } from 'node:perf_hooks'
 import { Redis, type Cluster } from 'ioredis'
 import type { ClockSample } from './clock.js'
+import type { TlsFiles } from '../tls-files.js'
+import { tlsOptionsOf } from './topology.js'
 
 /**
  * What the service needs of a Redis Cluster beyond routing a script to the master of its slot
@@ -79,10 +81,10 @@ export async function sampleMasterClocks(cluster: Cluster): Promise<{ shard: num
  * readable line per seed that is not a cluster node (nothing for seeds that do not answer: the
  * connection error says why).
  */
-export async function checkClusterSeeds(seeds: readonly string[], timeoutMs: number): Promise<string[]> {
+export async function checkClusterSeeds(seeds: readonly string[], timeoutMs: number, tls?: TlsFiles | null): Promise<string[]> {
   const problems = await Promise.all(
     seeds.map(async (url) => {
-      const info = await infoOf(url, timeoutMs, 'cluster')
+      const info = await infoOf(url, timeoutMs, 'cluster', tls)
       if (info === undefined || /^cluster_enabled:1/m.test(info)) return []
       const u = new URL(url)
       return [`REDIS_MODE=cluster, but ${u.hostname}:${u.port || '6379'} has cluster support disabled (cluster_enabled:0)`]
@@ -92,8 +94,9 @@ export async function checkClusterSeeds(seeds: readonly string[], timeoutMs: num
 }
 
 /** INFO <section> of one URL, or undefined if it does not answer in time. */
-export async function infoOf(url: string, timeoutMs: number, section: string): Promise<string | undefined> {
+export async function infoOf(url: string, timeoutMs: number, section: string, tls?: TlsFiles | null): Promise<string | undefined> {
   const probe = new Redis(url, {
+    ...(url.startsWith('rediss:') ? { tls: tlsOptionsOf(tls) } : {}),
     lazyConnect: true,
     maxRetriesPerRequest: 0,
     enableOfflineQueue: true,

@@ -105,7 +105,7 @@ export class Quorum {
     for (const node of this.nodes) {
       const { topology } = node
       if (topology.mode === 'cluster') {
-        const problems = await checkClusterSeeds(topology.seeds, withinMs)
+        const problems = await checkClusterSeeds(topology.seeds, withinMs, topology.tlsFiles)
         if (problems.length > 0) throw new Error(problems.join('; '))
       }
       if (topology.mode === 'sentinel' && !node.up) {

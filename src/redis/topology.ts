@@ -1,4 +1,6 @@
 import { Cluster, Redis, type ClusterNode, type RedisOptions } from 'ioredis'
+import type { ConnectionOptions } from 'node:tls'
+import type { TlsFiles } from '../tls-files.js'
 
 /**
  * Where the service's Redis lives (REDIS_MODE). Every topology is seen by the engine as voters of one
@@ -10,7 +12,7 @@ import { Cluster, Redis, type ClusterNode, type RedisOptions } from 'ioredis'
  * - `sentinel`: Sentinel names the current primary; the primary is one voter (a quorum of one), and
  *   the client asks the sentinels again after a failover.
  */
-export type Topology =
+export type Topology = (
   | { mode: 'standalone'; url: string }
   | { mode: 'cluster'; seeds: readonly string[] }
   | {
@@ -23,6 +25,10 @@ export type Topology =
       /** TLS to the sentinels and the data nodes (REDIS_SENTINELS given as rediss://…). */
       tls: boolean
     }
+) & {
+  /** REDIS_TLS_*: the CA and client certificate of rediss:// links (unset: the system's CAs, no certificate). */
+  tlsFiles?: TlsFiles | null
+}
 
 export interface SentinelAddress {
   host: string
@@ -85,10 +91,22 @@ function connectionOptions(settings: ClientSettings): RedisOptions {
   }
 }
 
+/** ioredis' `tls` option for a rediss:// link: the CA and client certificate of REDIS_TLS_*, if given. */
+export function tlsOptionsOf(files: TlsFiles | null | undefined): ConnectionOptions {
+  return { ...(files?.ca ? { ca: files.ca } : {}), ...(files?.cert && files.key ? { cert: files.cert, key: files.key } : {}) }
+}
+
 export function createClient(topology: Topology, settings: ClientSettings): RedisClient {
   const retryStrategy = (times: number) => Math.min(50 * times, 1000)
+  const tls = tlsOptionsOf(topology.tlsFiles)
   if (topology.mode === 'standalone') {
-    return new Redis(topology.url, { ...connectionOptions(settings), enableOfflineQueue: false, retryStrategy })
+    return new Redis(topology.url, {
+      ...connectionOptions(settings),
+      enableOfflineQueue: false,
+      retryStrategy,
+      // Without an explicit tls option ioredis would still use TLS for rediss://, but with Node's CAs only.
+      ...(topology.url.startsWith('rediss:') ? { tls } : {}),
+    })
   }
   if (topology.mode === 'sentinel') {
     return new Redis({
@@ -100,7 +118,7 @@ export function createClient(topology: Topology, settings: ClientSettings): Redi
       role: 'master',
       ...(topology.password ? { password: topology.password } : {}),
       ...(topology.sentinelPassword ? { sentinelPassword: topology.sentinelPassword } : {}),
-      ...(topology.tls ? { tls: {}, sentinelTLS: {}, enableTLSForSentinelMode: true } : {}),
+      ...(topology.tls ? { tls, sentinelTLS: tls, enableTLSForSentinelMode: true } : {}),
       sentinelRetryStrategy: (times: number) => Math.min(100 * times, 1000),
       sentinelCommandTimeout: settings.timeoutMs,
     })
@@ -127,7 +145,7 @@ export function createClient(topology: Topology, settings: ClientSettings): Redi
       ...connectionOptions(settings),
       ...(first?.username ? { username: decodeURIComponent(first.username) } : {}),
       ...(first?.password ? { password: decodeURIComponent(first.password) } : {}),
-      ...(first?.protocol === 'rediss:' ? { tls: {} } : {}),
+      ...(first?.protocol === 'rediss:' ? { tls } : {}),
     },
   })
 }

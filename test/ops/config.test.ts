@@ -70,9 +70,15 @@ t.test('configEnvNames lists exactly the documented variables', async (t) => {
     'REDIS_SENTINELS',
     'REDIS_SENTINEL_NAME',
     'REDIS_SENTINEL_PASSWORD',
+    'REDIS_TLS_CA_FILE',
+    'REDIS_TLS_CERT_FILE',
+    'REDIS_TLS_KEY_FILE',
     'REDIS_URL',
     'REDIS_URLS',
     'REDIS_WAIT_REPLICAS',
+    'TLS_CERT_FILE',
+    'TLS_CLIENT_CA_FILE',
+    'TLS_KEY_FILE',
   ])
   t.ok(Object.isFrozen(configEnvNames))
 })
@@ -107,6 +113,8 @@ t.test('defaults', async (t) => {
     rateLimitBurst: null,
     maxStreamsPerKey: 1_000,
     authFailureDelayMs: 100,
+    redisTls: null,
+    https: null,
   }
   t.same(loadConfig({}), expected, 'an empty environment gives the defaults')
   t.same(defaultConfig, expected, 'defaultConfig agrees')
@@ -170,6 +178,8 @@ t.test('every variable is parsed', async (t) => {
     rateLimitBurst: 200,
     maxStreamsPerKey: 7,
     authFailureDelayMs: 0,
+    redisTls: null,
+    https: null,
   })
   t.equal(typeof config.port, 'number')
   t.equal(typeof config.driftFactor, 'number')

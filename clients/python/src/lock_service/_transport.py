@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.client
 import json
 import socket
+import ssl
 import threading
 import time
 from dataclasses import dataclass
@@ -28,11 +29,16 @@ class Answer:
 
 
 class Transport:
-    def __init__(self, base_url: str, headers: Mapping[str, str], max_idle: int = 16) -> None:
+    def __init__(
+        self, base_url: str, headers: Mapping[str, str], max_idle: int = 16, ssl_context: Optional[ssl.SSLContext] = None
+    ) -> None:
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"base_url must be http(s)://host[:port][/path], not {base_url!r}")
         self._https = parts.scheme == "https"
+        if ssl_context is not None and not self._https:
+            raise ValueError(f"TLS settings are only for an https:// base_url, not {base_url!r}")
+        self._ssl_context = ssl_context
         self._host = parts.hostname
         self._port = parts.port or (443 if self._https else 80)
         self._prefix = parts.path.rstrip("/")
@@ -43,8 +49,9 @@ class Transport:
         self._closed = False
 
     def connect(self, timeout_s: float) -> http.client.HTTPConnection:
-        cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
-        return cls(self._host, self._port, timeout=timeout_s)
+        if self._https:
+            return http.client.HTTPSConnection(self._host, self._port, timeout=timeout_s, context=self._ssl_context)
+        return http.client.HTTPConnection(self._host, self._port, timeout=timeout_s)
 
     def _take(self) -> Tuple[http.client.HTTPConnection, bool]:
         stale: List[http.client.HTTPConnection] = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import re
 import secrets
+import ssl
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Tuple, TypeVar, Union
@@ -66,11 +67,32 @@ def hold_path(mode: str, key: str) -> str:
     raise InvalidArgument("mode", "must be exclusive, read, write or permit")
 
 
+def _ssl_context(
+    given: Optional[ssl.SSLContext], ca_file: Optional[str], cert_file: Optional[str], key_file: Optional[str]
+) -> Optional[ssl.SSLContext]:
+    if given is not None:
+        if ca_file or cert_file or key_file:
+            raise InvalidArgument("ssl_context", "give either ssl_context or ca_file/cert_file/key_file, not both")
+        return given
+    if (cert_file is None) != (key_file is None):
+        raise InvalidArgument("cert_file", "cert_file and key_file go together")
+    if ca_file is None and cert_file is None:
+        return None
+    context = ssl.create_default_context(cafile=ca_file)
+    if cert_file is not None:
+        context.load_cert_chain(cert_file, key_file)
+    return context
+
+
 class Client:
     """A client of one lock-service. Safe to share between threads (a pool of keep-alive connections).
 
     ``timeout_ms`` bounds each request (a waiting acquire's bound is its wait plus this); ``retry_budget_ms`` is how
     long an acquire keeps retrying after a transport error, a 503 or a 429, on top of its wait.
+
+    An https:// service: ``ca_file`` is the CA (PEM) that signed its certificate (default: the system's CAs);
+    ``cert_file`` and ``key_file`` a client certificate for a service that requires one. Or give an
+    ``ssl_context`` of your own instead of the three.
     """
 
     def __init__(
@@ -81,11 +103,16 @@ class Client:
         timeout_ms: int = DEFAULT_TIMEOUT_MS,
         retry_budget_ms: int = DEFAULT_RETRY_BUDGET_MS,
         user_agent: Optional[str] = None,
+        ssl_context: Optional[ssl.SSLContext] = None,
+        ca_file: Optional[str] = None,
+        cert_file: Optional[str] = None,
+        key_file: Optional[str] = None,
     ) -> None:
         headers = {"User-Agent": user_agent or "lock-service-python/0.1"}
         if api_key is not None:
             headers["Authorization"] = f"Bearer {api_key}"
-        self._transport = Transport(base_url, headers)
+        context = _ssl_context(ssl_context, ca_file, cert_file, key_file)
+        self._transport = Transport(base_url, headers, ssl_context=context)
         self.timeout_ms = check.positive(timeout_ms, "timeout_ms") or DEFAULT_TIMEOUT_MS
         self.retry_budget_ms = retry_budget_ms
         self.locks = Locks(self)
