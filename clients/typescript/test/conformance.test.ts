@@ -4,6 +4,7 @@
  * test here fails the meta-test.
  */
 import { readFileSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
@@ -21,6 +22,7 @@ import {
   SessionNotFoundError,
   TooManyWaitersError,
   UnauthorizedError,
+  UnreachableError,
 } from '../src/index.js'
 import { abortedWithin, control, recordingFetch, runId, startEnvironment, type Environment } from './environment.js'
 
@@ -428,3 +430,24 @@ for (const { id, title } of listed) {
     await scenario(t, env, (name) => `${runId}:${id}:${name}`)
   })
 }
+
+t.test('over HTTPS: the tls option trusts a private CA and presents a client certificate; without them, refused', async (t) => {
+  const pem = async (file: string) => readFile(file, 'utf8')
+  const [ca, cert, keyPem, otherCa] = await Promise.all([env.tls.caFile, env.tls.certFile, env.tls.keyFile, env.tls.otherCaFile].map(pem))
+  const k = `${runId}:tls:k`
+  const c = new Client({ url: env.tls.service, apiKey: env.adminKey, tls: { ca, cert, key: keyPem } })
+  const grant = await c.locks.acquire(k, { ttlMs: 10_000 })
+  t.equal((await c.locks.inspect(k)).fence, grant.fence, 'granted and inspected over HTTPS')
+  await c.locks.release(k, grant.token)
+  const refusals: [string, object][] = [
+    ['a CA that did not sign the service certificate', { ca: otherCa, cert, key: keyPem }],
+    ['no client certificate', { ca }],
+    ['the system CAs only', {}],
+  ]
+  for (const [i, [what, tls]] of refusals.entries()) {
+    const other = new Client({ url: env.tls.service, apiKey: env.adminKey, tls })
+    await refused(t, other.locks.acquire(`${k}:${i}`, { ttlMs: 10_000, retryBudgetMs: 0 }), UnreachableError, what)
+  }
+  t.equal((await c.locks.list({ prefix: `${k}:` })).items.length, 0, 'nothing was granted to a refused client')
+  t.throws(() => new Client({ url: env.tls.service, tls: { ca }, fetch }), InvalidArgumentError, 'tls with a fetch of your own: refused')
+})

@@ -18,6 +18,8 @@ export interface Environment {
   scopedPrefix: string
   readOnlyKey: string
   maxWaiters: number
+  /** The same service over HTTPS, requiring a client certificate (PEM files). */
+  tls: { service: string; caFile: string; certFile: string; keyFile: string; otherCaFile: string }
 }
 
 const root = fileURLToPath(new URL('../../..', import.meta.url))
