@@ -25,6 +25,8 @@ const (
 	CodeTooManyHolds        = "too_many_holds"
 	CodeTooManyWatchers     = "too_many_watchers"
 	CodeTooManySessions     = "too_many_sessions"
+	CodeTooManyStreams      = "too_many_streams"
+	CodeRateLimited         = "rate_limited"
 	CodeBackendUnavailable  = "backend_unavailable"
 	CodeShuttingDown        = "shutting_down"
 )
@@ -99,6 +101,8 @@ var (
 	ErrTooManyHolds        = sentinel(CodeTooManyHolds)
 	ErrTooManyWatchers     = sentinel(CodeTooManyWatchers)
 	ErrTooManySessions     = sentinel(CodeTooManySessions)
+	ErrTooManyStreams      = sentinel(CodeTooManyStreams)
+	ErrRateLimited         = sentinel(CodeRateLimited)
 	ErrBackendUnavailable  = sentinel(CodeBackendUnavailable)
 	ErrShuttingDown        = sentinel(CodeShuttingDown)
 )
@@ -136,11 +140,15 @@ func IsLimitMismatch(err error) bool { return hasCode(err, CodeLimitMismatch) }
 // IsPermitsMismatch reports a 409 permits_mismatch (e.Permits is what the holder holds).
 func IsPermitsMismatch(err error) bool { return hasCode(err, CodePermitsMismatch) }
 
-// IsTooMany reports any 429 too_many_* (waiters, readers, holds, watchers, sessions).
+// IsTooMany reports any 429 limit: too_many_* (waiters, readers, holds, watchers, sessions, streams) or
+// rate_limited.
 func IsTooMany(err error) bool {
 	e, ok := ServiceError(err)
-	return ok && strings.HasPrefix(e.Code, "too_many_")
+	return ok && (strings.HasPrefix(e.Code, "too_many_") || e.Code == CodeRateLimited)
 }
+
+// IsRateLimited reports a 429 rate_limited: this key's request rate (e.RetryAfter says when to retry).
+func IsRateLimited(err error) bool { return hasCode(err, CodeRateLimited) }
 
 // IsTooManyWaiters reports a 429 too_many_waiters.
 func IsTooManyWaiters(err error) bool { return hasCode(err, CodeTooManyWaiters) }

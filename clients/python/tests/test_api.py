@@ -15,6 +15,8 @@ from lock_service import (
     NotOwner,
     PermitsMismatch,
     TooManyWatchers,
+    TooManyStreams,
+    RateLimited,
     UpgradeNotSupported,
 )
 from lock_service.errors import error_from_answer
@@ -189,5 +191,9 @@ class Api(TestCase):
         watchers = error_from_answer(429, {"error": "too_many_watchers", "message": "m"}, None, "2")
         self.assertIsInstance(watchers, TooManyWatchers)
         self.assertEqual(watchers.retry_after_ms, 2000)  # type: ignore[attr-defined]
+        limited = error_from_answer(429, {"error": "rate_limited", "message": "m", "retryAfterMs": 250}, None, "1")
+        self.assertIsInstance(limited, RateLimited)
+        self.assertEqual(limited.retry_after_ms, 250)  # type: ignore[attr-defined]
+        self.assertIsInstance(error_from_answer(429, {"error": "too_many_streams", "message": "m"}, None, None), TooManyStreams)
         bare = error_from_answer(502, "<html>bad gateway</html>", None, None)
         self.assertEqual((bare.code, bare.status), ("http_502", 502))

@@ -125,6 +125,14 @@ class TooManyWatchers(TooMany):
     """429 too_many_watchers."""
 
 
+class TooManyStreams(TooMany):
+    """429 too_many_streams (MAX_STREAMS_PER_KEY: this key's open watches and observes)."""
+
+
+class RateLimited(TooMany):
+    """429 rate_limited (this key's request rate, when the service limits it)."""
+
+
 class BackendUnavailable(LockServiceError):
     """503 backend_unavailable (or shutting_down): nothing was decided; retry with backoff."""
 
@@ -206,6 +214,8 @@ _BY_CODE: Dict[str, Type[LockServiceError]] = {
     "too_many_holds": TooManyHolds,
     "too_many_sessions": TooManySessions,
     "too_many_watchers": TooManyWatchers,
+    "too_many_streams": TooManyStreams,
+    "rate_limited": RateLimited,
     "backend_unavailable": BackendUnavailable,
     "shutting_down": ShuttingDown,
     "unauthorized": Unauthorized,
