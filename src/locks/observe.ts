@@ -23,25 +23,27 @@ export class Observed {
   // A refusal may come back as a value (LockEngine.acquire) or as a rejection: counted alike.
   acquire(mode: LockMode, op: () => Promise<Grant | ServiceError>): Promise<Grant | ServiceError> {
     const started = performance.now()
-    /** `failure`: undefined for a grant; the refusal or error otherwise. */
-    const observe = (failure: unknown) => {
-      const held = failure instanceof ServiceError && failure.code === 'lock_held'
-      if (held) this.contention(mode).inc()
-      // A lock-delay's refusal is a refusal like a held lock's, not an error (lock_delayed_total counts it apart).
-      const refused = held || (failure instanceof ServiceError && failure.code === 'lock_delayed')
-      const outcome = failure === undefined ? 'granted' : refused ? 'held' : 'error'
-      this.acquireDuration(mode, outcome).observe((performance.now() - started) / 1000)
-    }
+    // The two callbacks share one context and call a method: no closure of its own per parked acquire.
     return run(op).then(
       (outcome) => {
-        observe(outcome instanceof ServiceError ? outcome : undefined)
+        this.observeAcquire(mode, started, outcome instanceof ServiceError ? outcome : undefined)
         return outcome
       },
       (err: unknown) => {
-        observe(err ?? 'error')
+        this.observeAcquire(mode, started, err ?? 'error')
         throw err
       },
     )
+  }
+
+  /** `failure`: undefined for a grant; the refusal or error otherwise. */
+  private observeAcquire(mode: LockMode, started: number, failure: unknown): void {
+    const held = failure instanceof ServiceError && failure.code === 'lock_held'
+    if (held) this.contention(mode).inc()
+    // A lock-delay's refusal is a refusal like a held lock's, not an error (lock_delayed_total counts it apart).
+    const refused = held || (failure instanceof ServiceError && failure.code === 'lock_delayed')
+    const outcome = failure === undefined ? 'granted' : refused ? 'held' : 'error'
+    this.acquireDuration(mode, outcome).observe((performance.now() - started) / 1000)
   }
 
   // .then, not async functions, like acquire: an async layer costs every request a promise and a microtask more.

@@ -85,8 +85,6 @@ export interface ScriptSettings {
   WAKE_COUNTS_RECEIVERS?: 0 | 1
 }
 
-const sources = new Map<ScriptName, string>()
-
 export function loadScripts(given: ScriptSettings): ReadonlyMap<ScriptName, string> {
   const settings: ScriptSettings = { WAKE_COUNTS_RECEIVERS: 1, ...given }
   const filled = readLua('include/settings.lua').replace(/\{\{(\w+)\}\}/g, (_m, name: string) => {
@@ -96,13 +94,11 @@ export function loadScripts(given: ScriptSettings): ReadonlyMap<ScriptName, stri
   })
   const header = `${filled}\n${luaConstants(ReplyCode)}\n${readLua('include/clock.lua')}`
   return new Map(
+    // Read on every call, not cached: the process keeps each script's text once (in the returned map).
     scriptNames.map((name) => {
-      if (!sources.has(name)) {
-        const source = readLua(`${name}.lua`)
-        keyCounts.set(name, declaredKeyCount(name, source))
-        sources.set(name, expandIncludes(source))
-      }
-      return [name, `${header}\n${sources.get(name)}`]
+      const source = readLua(`${name}.lua`)
+      keyCounts.set(name, declaredKeyCount(name, source))
+      return [name, `${header}\n${expandIncludes(source)}`]
     }),
   )
 }
