@@ -278,11 +278,18 @@ export class RedisNode {
     )
   }
 
+  /**
+   * QUIT, then drop the connection whatever came of it: a client still connecting or reconnecting (a
+   * sentinel being asked, a TLS handshake refused) may never answer QUIT, and its sockets and timers
+   * would keep the process alive after it closed.
+   */
   async close(): Promise<void> {
     this.health.close()
     try {
-      await this.client.quit()
+      await withDeadline(this.client.quit(), this.timeoutMs)
     } catch {
+      // disconnected below either way
+    } finally {
       this.client.disconnect()
     }
   }
