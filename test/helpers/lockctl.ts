@@ -16,7 +16,7 @@ let bundled: string | undefined
  * costs ~0.1 s of CPU instead of ~0.4 s for tsx's loader. Two directories below the root, like src/cli/lockctl.ts,
  * so that its `../../package.json` and its packages resolve the same.
  */
-function lockctlBundle(): string {
+export function lockctlBundle(): string {
   if (bundled) return bundled
   const dir = `${root}.tap/lockctl-${process.pid}`
   mkdirSync(dir, { recursive: true })
