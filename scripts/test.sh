@@ -7,7 +7,7 @@ bash scripts/ensure-deps.sh --tests
 # Type errors fail the run too (tap runs the TypeScript without checking types).
 node_modules/.bin/tsc --noEmit -p .
 # The client library's dist/: what `@lock-service/client` resolves to outside this repository's tsconfig
-# (lockctl run by the docs examples from a scratch directory, the npm pack check).
+# (the npm pack check).
 node_modules/.bin/tsc -p clients/typescript
 # Formatting (Prettier; npm run format fixes it) and lint (ESLint with typescript-eslint).
 node_modules/.bin/prettier --check . >/dev/null

@@ -11,7 +11,8 @@ import { startListening } from '../../harness/app.js'
 import { startRedis } from '../../harness/redis-server.js'
 import { loadConfig } from '../../src/config.js'
 import { parseDuration } from '../../src/contract/duration.js'
-import { codeBlocks, docFiles, read, root, SHELL_LANGS, type CodeBlock } from './markdown.js'
+import { lockctlBundle } from '../helpers/lockctl.js'
+import { codeBlocks, docFiles, read, SHELL_LANGS, type CodeBlock } from './markdown.js'
 
 /** Generous: each lockctl call starts a Node process, slow on a busy 2-core machine. */
 const BLOCK_TIMEOUT_MS = 60_000
@@ -87,13 +88,10 @@ const redis = await startRedis({ t })
 const service = await startListening(t, [redis.url], defaults)
 const hostPort = new URL(service.address).host
 
-// lockctl as the docs call it: a `lockctl` on the PATH (here: the sources, through tsx).
+// lockctl as the docs call it: a `lockctl` on the PATH (here: the sources, bundled by esbuild).
 const bin = mkdtempSync(path.join(tmpdir(), 'docs-examples-bin-'))
 t.teardown(() => rmSync(bin, { recursive: true, force: true }))
-writeFileSync(
-  path.join(bin, 'lockctl'),
-  `#!/bin/sh\nexec "${process.execPath}" --import "${import.meta.resolve('tsx')}" "${path.join(root, 'src/cli/lockctl.ts')}" "$@"\n`,
-)
+writeFileSync(path.join(bin, 'lockctl'), `#!/bin/sh\nexec "${process.execPath}" "${lockctlBundle()}" "$@"\n`)
 chmodSync(path.join(bin, 'lockctl'), 0o755)
 
 interface Ran {
