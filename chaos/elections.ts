@@ -3,6 +3,7 @@
  * then each election's true final state is read, the observers are given the watch timing to show it,
  * and stopped. What they were shown is judged with the holds (History.checkObservers) in the report.
  */
+import { setMaxListeners } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { History } from '../harness/history.js'
 import { request } from '../harness/http.js'
@@ -39,6 +40,8 @@ export function startElections(o: {
   startedAt: number
 }): { finish: () => Promise<ElectionsOutcome> } {
   const stop = new AbortController()
+  // Every observer and each of its streams listens for the stop: more than Node's default 10.
+  setMaxListeners(0, stop.signal)
   const keys = keysOf(election, o.keysPerKind)
   const running = runObservers({ ...o, keys, stop: stop.signal })
   return {
