@@ -40,7 +40,7 @@ function exchange(
     r.signal?.removeEventListener('abort', onAbort)
   }
   const failure = (err: unknown): Error => cut ?? r.unreachable(err)
-  req.once('error', (err) => {
+  req.on('error', (err) => {
     finish()
     reject(failure(err))
   })
@@ -65,7 +65,7 @@ function answerOf(res: http.IncomingMessage, finish: () => void, failure: (err: 
           finish()
           resolve(text)
         })
-        res.once('error', (err) => {
+        res.on('error', (err) => {
           finish()
           reject(failure(err))
         })
