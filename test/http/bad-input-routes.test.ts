@@ -11,6 +11,7 @@ import { openapiPath } from '../../src/app.js'
 import { errorSchema } from '../../src/http/schemas/errors.js'
 import { startApp } from '../../harness/app.js'
 import { startRedis } from '../../harness/redis-server.js'
+import { toInject } from '../helpers/inject-row.js'
 
 type Method = 'GET' | 'POST' | 'PUT' | 'DELETE'
 
@@ -249,17 +250,6 @@ const rows: [string, Row][] = [
     { method: 'GET', url: `/elections/${'n'.repeat(201)}`, status: 400, error: 'invalid_request' },
   ],
 ]
-
-function toInject(row: Row) {
-  const headers: Record<string, string> = { ...row.headers }
-  let payload: string | undefined
-  if (typeof row.payload === 'string') payload = row.payload
-  else if (row.payload !== undefined) {
-    payload = JSON.stringify(row.payload)
-    headers['content-type'] ??= 'application/json'
-  }
-  return { method: row.method, url: row.url, headers, ...(payload === undefined ? {} : { payload }) }
-}
 
 /** A route of the contract as a pattern of concrete URLs: `{key}` is one path segment (maybe empty). */
 const routePattern = (path: string) => new RegExp(`^${path.replace(/\{\w+\}/g, '[^/?]*')}(\\?|$)`)

@@ -7,6 +7,7 @@ import type { OutgoingHttpHeaders } from 'node:http'
 import { errorSchema } from '../../src/http/schemas/errors.js'
 import { startApp } from '../../harness/app.js'
 import { startRedis } from '../../harness/redis-server.js'
+import { toInject } from '../helpers/inject-row.js'
 
 type Method = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH'
 
@@ -740,17 +741,6 @@ const rows: Row[] = [
 
 /** Every token a row sends: none may come back in a response. */
 const sentTokens = [HELD_TOKEN, OTHER_TOKEN, SHORT_TOKEN, LONG_TOKEN, BAD_CHAR_TOKEN]
-
-function toInject(row: Row) {
-  const headers: OutgoingHttpHeaders = { ...row.headers }
-  let payload: string | undefined
-  if (typeof row.payload === 'string') payload = row.payload
-  else if (row.payload !== undefined) {
-    payload = JSON.stringify(row.payload)
-    headers['content-type'] ??= 'application/json'
-  }
-  return { method: row.method, url: row.url, headers, ...(payload === undefined ? {} : { payload }) }
-}
 
 t.test('the table has distinct rows covering every /locks route', async (t) => {
   t.ok(rows.length >= 35, `${rows.length} rows`)
