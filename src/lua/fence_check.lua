@@ -18,9 +18,8 @@
 --@include plain
 
 local now = now_ms()
-promote(now)
 local asked = tonumber(ARGV[1])
-local h = redis.call('HMGET', KEYS[1], 'wf', 'we')
+local h = plain_fields('wf', 'we') or redis.call('HMGET', KEYS[1], 'wf', 'we')
 local writer = 0
 if tonumber(h[2] or '0') > now then writer = tonumber(h[1]) end
 local live = redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. now, '+inf')

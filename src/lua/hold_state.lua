@@ -18,10 +18,9 @@
 
 local mode, tok, ref = ARGV[1], ARGV[2], ARGV[3]
 local now = now_ms()
-promote(now)
 local fence, expires
 if mode == 'write' then
-  local h = redis.call('HMGET', KEYS[1], 'w', 'wf', 'we')
+  local h = plain_fields('w', 'wf', 'we') or redis.call('HMGET', KEYS[1], 'w', 'wf', 'we')
   if h[1] ~= tok then return { NOT_FOUND } end
   fence, expires = tonumber(h[2]), tonumber(h[3])
 else

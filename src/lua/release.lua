@@ -15,7 +15,7 @@
 local mode, tok = ARGV[1], ARGV[2]
 
 -- The fast path: a live plain write hold of this token (include/plain.lua) ends with one SET, the
--- counter keeping its fence; or the last hold of a live write hold of this token, alone in the hash —
+-- counter keeping its fence (another token's is refused as it is); or the last hold of a live write hold of this token, alone in the hash —
 -- no readers, no line, nothing else in its hash — ends with the hash itself (what the general path
 -- below leaves: nothing to keep, nobody to hand over to). Anything else falls through
 -- (test/locks/fast-path.test.ts compares it with the general path).
@@ -26,13 +26,13 @@ if mode == 'write' then
   local fence, holder, s, us, kept
   if v then fence, holder, s, us, kept = string.match(v, PLAIN_HOLD) end
   if holder then
-    if holder == tok then
-      local time = redis.call('TIME')
-      local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-      if tonumber(s) * 1000 + math.floor(tonumber(us) / 1000) + tonumber(kept) > now then
-        redis.call('SET', counter, fence, 'KEEPTTL')
-        return { RELEASED, 0 }
-      end
+    local time = redis.call('TIME')
+    local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+    if tonumber(s) * 1000 + math.floor(tonumber(us) / 1000) + tonumber(kept) > now then
+      -- Another token's: refused without a change (the general path would move it into the hash first).
+      if holder ~= tok then return { NOT_OWNER } end
+      redis.call('SET', counter, fence, 'KEEPTTL')
+      return { RELEASED, 0 }
     end
   else
     local h = redis.call('HMGET', lock, 'w', 'wc', 'we')

@@ -15,7 +15,8 @@ local mode, tok = ARGV[1], ARGV[2]
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 
--- The fast path: a live plain write hold of this token (include/plain.lua) is extended with one SET.
+-- The fast path: a live plain write hold of this token (include/plain.lua) is extended with one SET;
+-- another token's is refused as it is.
 -- Anything else falls through (test/locks/fast-path.test.ts compares it with the general path).
 --@fast-path
 if mode == 'write' then
@@ -23,7 +24,9 @@ if mode == 'write' then
   local v = redis.call('GET', counter)
   local fence, holder, s, us, kept, att
   if v then fence, holder, s, us, kept, att = string.match(v, PLAIN_HOLD_ATTEMPT) end
-  if holder == tok and tonumber(s) * 1000 + math.floor(tonumber(us) / 1000) + tonumber(kept) > now then
+  if holder and tonumber(s) * 1000 + math.floor(tonumber(us) / 1000) + tonumber(kept) > now then
+    -- Another token's: refused without a change (the general path would move it into the hash first).
+    if holder ~= tok then return { NOT_OWNER } end
     local ttl = ARGV[3] == '0' and kept or ARGV[3]
     local keep = tonumber(ttl) > FENCE_KEEP_MS and ttl or FENCE_RETENTION_MS
     redis.call('SET', counter, fence .. '|' .. tok .. '|' .. time[1] .. '|' .. time[2] .. '|' .. ttl .. '|' .. att, 'PX', keep)

@@ -35,3 +35,15 @@ local function promote(now)
   end
   redis.call('SET', KEYS[3], fence, 'KEEPTTL')
 end
+
+-- The hash fields a plain hold stands for (those promote writes), read where it is: `...` named as for
+-- HMGET, nil for a field a plain hold has none of (a label, a semaphore's). nil when the counter holds
+-- no plain hold: then the hash has the holds. For scripts that only read.
+local function plain_fields(...)
+  local _, tok, expires, ttl, att, fence = plain_parts(redis.call('GET', KEYS[3]))
+  if not tok then return nil end
+  local value = { w = tok, wf = fence, wc = '1', wt = ttl, we = expires, wa = att, wac = '0' }
+  local out = {}
+  for i, field in ipairs({ ... }) do out[i] = value[field] end
+  return out
+end
