@@ -51,13 +51,13 @@ local mode, tok, ttl, att, hint = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], 
 local wid = ARGV[7] or ''
 
 -- The fast path: a write hold (an exclusive lock's) on a lock with nothing on it — no hash, readers,
--- line or lock-delays; nothing to prune, nobody to respect — is made here as a plain hold in the fence
--- counter (include/plain.lua: one SET); and a request that does not wait, finding only another token's
--- live write hold (plain, or alone in the hash), is refused with what the general path would answer.
--- Anything else falls through to the general path. It defines no function and names no key it does
--- not use: each definition is work on every call (src/redis/scripts.ts puts the clock's functions and
--- the lock's other keys after it). test/locks/fast-path.test.ts runs the same calls with and without
--- the lines between the fast-path markers and compares replies and lock states.
+-- line or lock-delays; nothing to prune, nobody to respect — is made here as a plain hold
+-- (include/plain.lua: one SET, and the fence counter's); and a request that does not wait, finding
+-- only another token's live write hold (plain, or alone in the hash), is refused with what the
+-- general path would answer. Anything else falls through to the general path. It defines no function
+-- and names no key it does not use: each definition is work on every call (src/redis/scripts.ts puts
+-- the clock's functions and the lock's other keys after it). test/locks/fast-path.test.ts runs the same
+-- calls with and without the lines between the fast-path markers and compares replies and lock states.
 --@fast-path
 -- Arguments after the ninth (a semaphore's, labels, a session, a lock-delay) send the call to the general path.
 local plain = mode == 'write'
@@ -65,32 +65,43 @@ for i = 10, #ARGV do
   if ARGV[i] ~= '' then plain = false end
 end
 if plain then
-  local lock, counter = KEYS[1], KEYS[1] .. ':fence'
-  local v = redis.call('GET', counter)
-  local time = redis.call('TIME')
-  local clock = tonumber(time[1]) * 1000000 + tonumber(time[2])
-  local now = math.floor(clock / 1000)
-  local last, holder, s, us, kept = 0, nil, nil, nil, nil
-  if v then last, holder, s, us, kept = string.match(v, PLAIN_HOLD) end
-  local expires = holder and tonumber(s) * 1000 + math.floor(tonumber(us) / 1000) + tonumber(kept) or 0
-  if expires > now then
-    if holder ~= tok and wid == '' then return { HELD, expires - now, expires - now, clock } end
-  else
-    local present = redis.call('EXISTS', lock, lock .. ':r', lock .. ':q', lock .. ':delay')
-    if present == 0 then
-      -- include/fence.lua's fence; the hint's own text when it is the fence (most grants).
-      local lead = math.min(tonumber(hint), clock + FENCE_LEAD_MAX_US)
-      local fence = math.max(tonumber(holder and last or v or '0') + 1, clock, lead)
-      local text = fence == tonumber(hint) and hint or string.format('%.0f', fence)
-      local keep = ttl > FENCE_KEEP_MS and ARGV[3] or FENCE_RETENTION_MS
-      redis.call('SET', counter, text .. '|' .. tok .. '|' .. time[1] .. '|' .. time[2] .. '|' .. ARGV[3] .. '|' .. att, 'PX', keep)
-      return { GRANTED, fence, 1, ttl }
+  local lock = KEYS[1]
+  local present = redis.call('EXISTS', lock, lock .. ':r', lock .. ':q', lock .. ':delay')
+  if present == 0 then
+    local time = redis.call('TIME')
+    local clock = tonumber(time[1]) * 1000000 + tonumber(time[2])
+    -- include/fence.lua's next_fence, keeping the hint's own text when it is the fence (most grants):
+    -- turning a Lua number into text costs Redis about half a microsecond.
+    local counter = lock .. ':fence'
+    local fence = math.max(clock, math.min(tonumber(hint), clock + FENCE_LEAD_MAX_US))
+    local text = fence == tonumber(hint) and hint or string.format('%.0f', fence)
+    local was = redis.call('SET', counter, text, 'PX', FENCE_RETENTION_MS, 'GET')
+    local last = was and tonumber(string.match(was, '^%d+')) or 0
+    if last + 1 > fence then
+      fence = last + 1
+      text = string.format('%.0f', fence)
+      redis.call('SET', counter, text, 'PX', FENCE_RETENTION_MS)
     end
-    if present == 1 and wid == '' then
-      -- A writer found means the one key present is the hash: no readers' zset, no line, no delays.
+    redis.call('SET', lock, text .. '|' .. tok .. '|' .. ARGV[3] .. '|' .. att, 'PX', ARGV[3])
+    return { GRANTED, fence, 1, ttl }
+  end
+  if wid == '' then
+    local form = redis.call('TYPE', lock).ok
+    if form == 'string' then
+      -- A plain hold, so nothing else is on the lock.
+      local holder = string.match(redis.call('GET', lock), PLAIN_HOLD_TOKEN)
+      local left = redis.call('PTTL', lock)
+      if holder ~= tok and left > 0 then
+        local time = redis.call('TIME')
+        return { HELD, left, left, tonumber(time[1]) * 1000000 + tonumber(time[2]) }
+      end
+    elseif present == 1 and form == 'hash' then
+      -- The one key present is the hash: no readers' zset, no line, no delays.
       local h = redis.call('HMGET', lock, 'w', 'we', 'r:' .. tok, 'wo')
       if h[1] and h[1] ~= tok and not h[3] then
-        local left = tonumber(h[2] or '0') - now
+        local time = redis.call('TIME')
+        local clock = tonumber(time[1]) * 1000000 + tonumber(time[2])
+        local left = tonumber(h[2] or '0') - math.floor(clock / 1000)
         -- As the general path's refusal: with the writer's owner label, if it has one (include/label.lua).
         if left > 0 then return { HELD, left, left, clock, h[4] or nil } end
       end

@@ -19,7 +19,7 @@
 
 local now = now_ms()
 local asked = tonumber(ARGV[1])
-local h = plain_fields('wf', 'we') or redis.call('HMGET', KEYS[1], 'wf', 'we')
+local h = plain_fields(now, 'wf', 'we') or redis.call('HMGET', KEYS[1], 'wf', 'we')
 local writer = 0
 if tonumber(h[2] or '0') > now then writer = tonumber(h[1]) end
 local live = redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. now, '+inf')

@@ -18,9 +18,12 @@
 
 local mode, tok, ref = ARGV[1], ARGV[2], ARGV[3]
 local now = now_ms()
+-- A plain hold (include/plain.lua) is a write hold bound to no session.
+local plain = plain_fields(now, 'w', 'wf', 'we')
+if plain and (mode ~= 'write' or ref ~= '') then return { NOT_FOUND } end
 local fence, expires
 if mode == 'write' then
-  local h = plain_fields('w', 'wf', 'we') or redis.call('HMGET', KEYS[1], 'w', 'wf', 'we')
+  local h = plain or redis.call('HMGET', KEYS[1], 'w', 'wf', 'we')
   if h[1] ~= tok then return { NOT_FOUND } end
   fence, expires = tonumber(h[2]), tonumber(h[3])
 else

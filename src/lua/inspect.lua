@@ -22,7 +22,7 @@
 --@include plain
 
 local now = now_ms()
-local h = plain_fields('wf', 'we', 'wc', 'u') or redis.call('HMGET', KEYS[1], 'wf', 'we', 'wc', 'u')
+local h = plain_fields(now, 'wf', 'we', 'wc', 'u') or redis.call('HMGET', KEYS[1], 'wf', 'we', 'wc', 'u')
 local we = tonumber(h[2] or '0')
 local readers = redis.call('ZCOUNT', KEYS[2], '(' .. now, '+inf')
 local waiters = redis.call('ZCARD', KEYS[4])

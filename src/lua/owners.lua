@@ -16,7 +16,7 @@
 --@include plain
 
 local now = now_ms()
-local h = plain_fields('wf', 'we', 'wo') or redis.call('HMGET', KEYS[1], 'wf', 'we', 'wo')
+local h = plain_fields(now, 'wf', 'we', 'wo') or redis.call('HMGET', KEYS[1], 'wf', 'we', 'wo')
 local reply = { 0, '' }
 if tonumber(h[2] or '0') > now then reply = { tonumber(h[1]), h[3] or '' } end
 local most = tonumber(ARGV[1])

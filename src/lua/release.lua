@@ -14,27 +14,22 @@
 --          { NOT_OWNER }                held, but not by this token in this mode
 local mode, tok = ARGV[1], ARGV[2]
 
--- The fast path: a live plain write hold of this token (include/plain.lua) ends with one SET, the
--- counter keeping its fence (another token's is refused as it is); or the last hold of a live write hold of this token, alone in the hash —
--- no readers, no line, nothing else in its hash — ends with the hash itself (what the general path
--- below leaves: nothing to keep, nobody to hand over to). Anything else falls through
+-- The fast path: a plain write hold (include/plain.lua) of this token ends with a DEL (another token's
+-- is refused as it is); the last hold of a live write hold of this token, alone in the hash — no
+-- readers, no line, nothing else in its hash — ends with the hash itself (what the general path below
+-- leaves: nothing to keep, nobody to hand over to). Anything else falls through
 -- (test/locks/fast-path.test.ts compares it with the general path).
 --@fast-path
 if mode == 'write' then
-  local lock, counter = KEYS[1], KEYS[1] .. ':fence'
-  local v = redis.call('GET', counter)
-  local fence, holder, s, us, kept
-  if v then fence, holder, s, us, kept = string.match(v, PLAIN_HOLD) end
-  if holder then
-    local time = redis.call('TIME')
-    local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-    if tonumber(s) * 1000 + math.floor(tonumber(us) / 1000) + tonumber(kept) > now then
-      -- Another token's: refused without a change (the general path would move it into the hash first).
-      if holder ~= tok then return { NOT_OWNER } end
-      redis.call('SET', counter, fence, 'KEEPTTL')
-      return { RELEASED, 0 }
-    end
-  else
+  local lock = KEYS[1]
+  local form = redis.call('TYPE', lock).ok
+  if form == 'string' then
+    -- Live, or Redis would not have it.
+    if string.match(redis.call('GET', lock), PLAIN_HOLD_TOKEN) ~= tok then return { NOT_OWNER } end
+    redis.call('DEL', lock)
+    return { RELEASED, 0 }
+  end
+  if form == 'hash' then
     local h = redis.call('HMGET', lock, 'w', 'wc', 'we')
     -- HLEN: the hash holds the writer's seven fields and nothing else (anything more: the general path).
     if

@@ -12,26 +12,17 @@
 --          { NOT_FOUND }                    nothing is held (expired or released)
 --          { NOT_OWNER }                    held, but not by this token in this mode
 local mode, tok = ARGV[1], ARGV[2]
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 
--- The fast path: a live plain write hold of this token (include/plain.lua) is extended with one SET;
--- another token's is refused as it is.
--- Anything else falls through (test/locks/fast-path.test.ts compares it with the general path).
+-- The fast path: a plain write hold of this token (include/plain.lua) is extended with one SET (its
+-- key's TTL is the hold's); another token's is refused as it is. Anything else falls through
+-- (test/locks/fast-path.test.ts compares it with the general path).
 --@fast-path
-if mode == 'write' then
-  local counter = KEYS[1] .. ':fence'
-  local v = redis.call('GET', counter)
-  local fence, holder, s, us, kept, att
-  if v then fence, holder, s, us, kept, att = string.match(v, PLAIN_HOLD_ATTEMPT) end
-  if holder and tonumber(s) * 1000 + math.floor(tonumber(us) / 1000) + tonumber(kept) > now then
-    -- Another token's: refused without a change (the general path would move it into the hash first).
-    if holder ~= tok then return { NOT_OWNER } end
-    local ttl = ARGV[3] == '0' and kept or ARGV[3]
-    local keep = tonumber(ttl) > FENCE_KEEP_MS and ttl or FENCE_RETENTION_MS
-    redis.call('SET', counter, fence .. '|' .. tok .. '|' .. time[1] .. '|' .. time[2] .. '|' .. ttl .. '|' .. att, 'PX', keep)
-    return { RENEWED, tonumber(fence), 1, tonumber(ttl) }
-  end
+if mode == 'write' and redis.call('TYPE', KEYS[1]).ok == 'string' then
+  local fence, holder, kept, att = string.match(redis.call('GET', KEYS[1]), PLAIN_HOLD)
+  if holder ~= tok then return { NOT_OWNER } end
+  local ttl = ARGV[3] == '0' and kept or ARGV[3]
+  redis.call('SET', KEYS[1], fence .. '|' .. tok .. '|' .. ttl .. '|' .. att, 'PX', ttl)
+  return { RENEWED, tonumber(fence), 1, tonumber(ttl) }
 end
 --@end-fast-path
 
@@ -39,6 +30,7 @@ end
 --@include holds
 --@include delay
 
+local now = now_ms()
 promote(now)
 prune(now)
 

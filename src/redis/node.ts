@@ -246,11 +246,6 @@ export class RedisNode {
     return this.measure(scanKeys(this.client, cursor, pattern, count))
   }
 
-  /** The string values of `keys` (null: none), one GET each (a cluster's keys may be on several masters). */
-  getValues(keys: readonly string[]): Promise<(string | null)[]> {
-    return this.measure(Promise.all(keys.map((key) => this.client.get(key))))
-  }
-
   /** A connection of its own listening on `channel` (src/redis/pubsub-scan.ts). */
   subscribe(channel: string, onMessage: (message: string) => void, onReconnect: () => void): Subscription {
     return subscribe(this.client, channel, onMessage, onReconnect)

@@ -46,8 +46,9 @@ export function subscribe(
 }
 
 /**
- * One SCAN step over the keys matching `pattern`: the next cursor and the keys found. A cluster is
- * scanned master after master (the cursor names the master: src/redis/cluster.ts).
+ * One SCAN step over the keys matching `pattern` (of any type: a lock's key is a hash or a plain
+ * hold's string): the next cursor and the keys found. A cluster is scanned master after master (the
+ * cursor names the master: src/redis/cluster.ts).
  */
 export function scanKeys(client: RedisClient, cursor: string, pattern: string, count: number): Promise<[string, string[]]> {
   if (isCluster(client)) return scanCluster(client, cursor, pattern, count)

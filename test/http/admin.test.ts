@@ -11,7 +11,7 @@ for (const n of [1, 3]) {
       nodes.map((r) => r.url),
     )
     const tokens: string[] = []
-    // Most are plain holds (kept in the fence counter); every tenth has an owner label (kept in the hash).
+    // Most are plain holds (the lock's key a string); every tenth has an owner label (kept in the hash).
     for (let i = 0; i < 230; i++) {
       const owner = i % 10 === 0 ? '&owner=worker' : ''
       const res = await app.inject({ method: 'POST', url: `/locks/team-a:job-${String(i).padStart(3, '0')}?ttl=60s${owner}` })
@@ -21,7 +21,7 @@ for (const n of [1, 3]) {
     await app
       .inject({ method: 'POST', url: '/locks/team-a:released' })
       .then((r) => app.inject({ method: 'DELETE', url: '/locks/team-a:released', headers: { 'lock-token': r.json().token } }))
-    // A plain hold that lapsed is still in its counter's value until something touches the lock: not listed.
+    // A plain hold that lapsed: not listed.
     await app.inject({ method: 'POST', url: '/locks/team-a:lapsed?ttl=100ms' })
     await new Promise((r) => setTimeout(r, 150))
 
