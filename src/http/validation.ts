@@ -21,7 +21,8 @@ const KEEP: Result = Object.freeze({})
  * requests send is checked without it, and anything else goes to zod, which also writes every error:
  * - a part that is absent or empty (no query, no body), where the schema accepts it as it is;
  * - headers that carry none of the fields their schema reads (a strip-mode object: others are ignored);
- * - a lock key in the path and a Lock-Token header, tested against the very patterns their schemas use.
+ * - a lock key in the path and a Lock-Token header, tested against the very patterns their schemas use;
+ * - a small flat query or body that passed before (`remembered`).
  */
 export const validatorCompiler: FastifySchemaCompiler<z.ZodType> = (route) => {
   const validate = zodValidatorCompiler(route) as Validate
@@ -51,12 +52,70 @@ export const validatorCompiler: FastifySchemaCompiler<z.ZodType> = (route) => {
       return KEEP
     }
   }
+  const known = route.httpPart === 'body' || route.httpPart === 'querystring' ? remembered(checked) : checked
   // An absent body comes as null, an absent query as an empty object.
   const empty = route.httpPart === 'body' ? null : {}
-  if (!keepsAsIs(schema, empty)) return checked
+  if (!keepsAsIs(schema, empty)) return known
   return empty === null
-    ? (data) => (data === null || data === undefined ? KEEP : checked(data))
-    : (data) => (isEmpty(data) ? KEEP : checked(data))
+    ? (data) => (data === null || data === undefined ? KEEP : known(data))
+    : (data) => (isEmpty(data) ? KEEP : known(data))
+}
+
+/** Values remembered per field of a validator: at most this many, each at most MEMO_VALUE_CHARS long if a string. */
+const MEMO_SIZE = 64
+const MEMO_VALUE_CHARS = 200
+
+type Flat = string | number | boolean
+
+/**
+ * `validate`, remembering what it made of the inputs of one field it passed (`?ttl=30s`,
+ * `{"ttlMs":30000}`): clients send the same few again and again. The schemas are pure functions of
+ * their input, so the same field with the same value (and type) passes the same way: the input
+ * itself when zod gave back that field and value alone, else a copy of zod's output. Failures are not
+ * remembered (zod writes each error); inputs of several fields go to zod every time.
+ */
+function remembered(validate: Validate): Validate {
+  let fields: Map<string, Map<Flat, Result>> | undefined
+  return (data) => {
+    const name = onlyField(data)
+    if (name === undefined) return validate(data)
+    const value = (data as Record<string, unknown>)[name]
+    if (!isFlat(value)) return validate(data)
+    let values = fields?.get(name)
+    const known = values?.get(value)
+    if (known !== undefined) return known === KEEP ? KEEP : { value: { ...(known.value as object) } }
+    const result = validate(data)
+    if (result.error) return result
+    fields ??= new Map()
+    if (values === undefined) {
+      if (fields.size >= MEMO_SIZE) fields.clear()
+      fields.set(name, (values = new Map()))
+    }
+    if (values.size >= MEMO_SIZE) values.clear()
+    values.set(value, sameField(name, value, result.value) ? KEEP : { value: { ...(result.value as object) } })
+    return result
+  }
+}
+
+/** The name of an object's one field; undefined for anything else. */
+function onlyField(data: unknown): string | undefined {
+  if (typeof data !== 'object' || data === null) return undefined
+  let only: string | undefined
+  for (const name in data) {
+    if (only !== undefined) return undefined
+    only = name
+  }
+  return only
+}
+
+function isFlat(value: unknown): value is Flat {
+  return (typeof value === 'string' && value.length <= MEMO_VALUE_CHARS) || typeof value === 'number' || typeof value === 'boolean'
+}
+
+/** Whether zod's output is that one field with that very value (nothing transformed). */
+function sameField(name: string, value: Flat, output: unknown): boolean {
+  if (typeof output !== 'object' || output === null) return false
+  return Object.is((output as Record<string, unknown>)[name], value) && onlyField(output) === name
 }
 
 /** `{ key }` and nothing else, the key matching the pattern lockKeySchema checks. */
