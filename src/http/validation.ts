@@ -66,6 +66,8 @@ const MEMO_SIZE = 64
 const MEMO_VALUE_CHARS = 200
 
 type Flat = string | number | boolean
+/** Fields never remembered: secrets are not kept longer than their request, and each is new anyway. */
+const SECRETS: ReadonlySet<string> = new Set(['token', 'session'])
 
 /**
  * `validate`, remembering what it made of the inputs of one field it passed (`?ttl=30s`,
@@ -78,7 +80,7 @@ function remembered(validate: Validate): Validate {
   let fields: Map<string, Map<Flat, Result>> | undefined
   return (data) => {
     const name = onlyField(data)
-    if (name === undefined) return validate(data)
+    if (name === undefined || SECRETS.has(name)) return validate(data)
     const value = (data as Record<string, unknown>)[name]
     if (!isFlat(value)) return validate(data)
     let values = fields?.get(name)
