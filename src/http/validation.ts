@@ -99,9 +99,9 @@ function remembered(validate: Validate): Validate {
   }
 }
 
-/** The name of an object's one field; undefined for anything else. */
+/** The name of a plain object's one field; undefined for anything else (an array included). */
 function onlyField(data: unknown): string | undefined {
-  if (typeof data !== 'object' || data === null) return undefined
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return undefined
   let only: string | undefined
   for (const name in data) {
     if (only !== undefined) return undefined
