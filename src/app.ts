@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream'
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
+import Fastify, { type FastifyInstance } from 'fastify'
 import fastifySwagger from '@fastify/swagger'
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod'
 import type { Config } from './config.js'
@@ -8,6 +8,7 @@ import { installAuth } from './http/auth.js'
 import { httpsOptions, logHandshakeFailures } from './http/https.js'
 import { installLimits } from './http/limits.js'
 import { requestLogFactory } from './http/request-log.js'
+import { RequestLifecycle } from './http/request-lifecycle.js'
 import { BODY_LIMIT, installJsonParser } from './http/body.js'
 import { validatorCompiler } from './http/validation.js'
 import { lockRoutes, rwlockRoutes } from './http/locks.js'
@@ -27,7 +28,7 @@ import { ElectionFeeds } from './locks/election-feeds.js'
 import { fenceCheckRoutes } from './http/fence-check.js'
 import { loadScripts } from './redis/scripts.js'
 import { Observed } from './locks/observe.js'
-import { createMetrics, seriesBy, zeroSeries, type DocumentedRoute, type Metrics } from './metrics.js'
+import { createMetrics, zeroSeries, type DocumentedRoute, type Metrics } from './metrics.js'
 import { createQuorum, type Quorum } from './redis/quorum.js'
 import { topologiesOf } from './redis/topologies.js'
 import { sequentialIds } from './random.js'
@@ -50,15 +51,9 @@ export interface App extends FastifyInstance {
   feeds: ElectionFeeds
 }
 
-/** Routes that load balancers and Prometheus call every few seconds: logged at debug, not info. */
-const PROBES = new Set(['/healthz', '/readyz', '/metrics'])
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/
 /** A request without an id of its own gets this process's prefix and a counter (`Nf3kQ9xb2LwA-1a2`). */
 const nextRequestId = sequentialIds(9, '-')
-/** Fastify's logger is pino's (which its type does not say). */
-type PinoLogger = FastifyBaseLogger & { isLevelEnabled(level: string): boolean }
-/** The status_class label of a status code, by its hundreds. */
-const statusClasses = ['0xx', '1xx', '2xx', '3xx', '4xx', '5xx']
 export const openapiPath = new URL('../openapi.yaml', import.meta.url)
 
 /** The one factory the server, the tests and the benchmarks share. Never reads the environment. */
@@ -67,6 +62,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     headersTimeout: config.bodyTimeoutMs,
     connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(config.bodyTimeoutMs / 4))),
   }
+  const metrics = createMetrics()
   const fastify = Fastify({
     // HTTPS when configured (src/http/https.ts); the type stays the plain server's: the routes see no difference.
     ...(httpsOptions(config, serverOptions) as object),
@@ -85,8 +81,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       },
       ...(options.logStream ? { stream: options.logStream } : {}),
     },
-    // One line per request, written by the onResponse hook below (probes at debug).
-    logController: new LogController({ disableRequestLogging: true }),
+    // Each request's X-Request-Id, HTTP metrics and one log line (probes at debug): src/http/request-lifecycle.ts.
+    logController: new RequestLifecycle(metrics),
     // Each request's logger becomes a pino child only when it writes (src/http/request-log.ts).
     childLoggerFactory: requestLogFactory,
     frameworkErrors,
@@ -112,7 +108,6 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   fastify.setSerializerCompiler(() => (data) => JSON.stringify(data))
   installJsonParser(fastify)
   installErrorHandling(fastify)
-  const metrics = createMetrics()
   installAuth(fastify, config, metrics)
   logHandshakeFailures(fastify, config, metrics)
   installLimits(fastify, config, metrics)
@@ -173,31 +168,6 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     await feeds.close()
     await quorum.close()
   })
-  // Hooks in callback style: an async hook costs every request a promise and a microtask more.
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id)
-    done()
-  })
-  const httpDuration = seriesBy((method, route, statusClass) => metrics.httpDuration.series({ method, route, status_class: statusClass }))
-  app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url
-    httpDuration(request.method, route ?? 'unmatched', statusClasses[Math.floor(reply.statusCode / 100)] ?? 'other').observe(
-      reply.elapsedTime / 1000,
-    )
-    const level = route !== undefined && PROBES.has(route) ? 'debug' : 'info'
-    // The line is built only when it is written (LOG_LEVEL=warn writes none).
-    if ((request.log as PinoLogger).isLevelEnabled(level)) logCompleted(request, reply, level)
-    done()
-  })
-  const logCompleted = (request: FastifyRequest, reply: FastifyReply, level: 'debug' | 'info') => {
-    const line = {
-      req: request,
-      res: { statusCode: reply.statusCode },
-      responseTime: Math.round(reply.elapsedTime * 100) / 100,
-      ...request.adminAction,
-    }
-    request.log[level](line, 'request completed')
-  }
 
   if (options.documentation) {
     await app.register(fastifySwagger, {

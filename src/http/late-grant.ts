@@ -21,17 +21,25 @@ export function answeredTooLate(heldMs: number): ServiceError {
   )
 }
 
+/** What `answerable` and the hold routes need to give a grant back that came too late. */
+export interface LateGrantOptions {
+  metrics: { grantsAnsweredLate: { inc(labels: { mode: string }): void } }
+  release: () => Promise<unknown>
+}
+
 /**
  * The grant to answer, its validity cut to what is left; or, when none is left, the error to answer
  * instead, after releasing the hold (not a re-grant's: the holder had it before this request).
  */
-export function answerable(
-  grant: Grant,
-  opts: { metrics: { grantsAnsweredLate: { inc(labels: { mode: string }): void } }; release: () => Promise<unknown> },
-): Grant | ServiceError {
+export function answerable(grant: Grant, opts: LateGrantOptions): Grant | ServiceError {
   const now = performance.now()
   const left = validityLeft(grant, now)
   if (left > 0) return left === grant.validityMs ? grant : { ...grant, validityMs: left }
+  return tooLate(grant, now, opts)
+}
+
+/** A grant with no validity left at `now`: counted, released (not a re-grant's), and the error to answer instead. */
+export function tooLate(grant: Grant, now: number, opts: LateGrantOptions): ServiceError {
   opts.metrics.grantsAnsweredLate.inc({ mode: grant.mode })
   if (!grant.regranted) void opts.release().catch(() => undefined) // a hold nobody is told of lapses by its TTL anyway
   return answeredTooLate(now - grant.decidedAt)

@@ -152,3 +152,25 @@ t.test('logs: probes (/healthz, /readyz, /metrics) are not logged at info', asyn
     'at debug they are',
   )
 })
+
+t.test('a request no route answers (404, 405) has its request id, its log line and its HTTP metric like any other', async (t) => {
+  const redis = await startRedis({ t })
+  const { app, logs } = await startApp(t, [redis.url])
+  const missing = await app.inject({ method: 'GET', url: '/nowhere', headers: { 'x-request-id': 'trace-404' } })
+  t.equal(missing.statusCode, 404)
+  t.equal(missing.headers['x-request-id'], 'trace-404', 'the 404 carries the request id')
+  const wrongMethod = await app.inject({ method: 'PATCH', url: '/locks/l1' })
+  t.equal(wrongMethod.statusCode, 405)
+  t.match(wrongMethod.headers['x-request-id'], /^\S+$/, 'so does a 405')
+  const lines = logs().filter((l) => l.msg === 'request completed')
+  t.ok(
+    lines.some((l) => l.reqId === 'trace-404' && (l.res as { statusCode: number }).statusCode === 404),
+    'the 404 has its one line, with its id and status',
+  )
+  const metrics = (await app.inject({ method: 'GET', url: '/metrics' })).body
+  t.match(
+    metrics,
+    /http_request_duration_seconds_count\{method="GET",route="unmatched",status_class="4xx"\} 1\b/,
+    'counted as unmatched, 4xx',
+  )
+})
