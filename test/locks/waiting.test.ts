@@ -99,6 +99,23 @@ t.test('waiting on one Redis', async (t) => {
     t.equal(await waitersOn('/locks/w3'), 0)
   })
 
+  t.test('waits of different lengths each run out at their own end, the shortest first (one timer serves every sleeper)', async (t) => {
+    await post('/locks/w3b?ttl=10s', tok('a'))
+    const ended: number[] = []
+    const waits = [900, 300, 600].map((ms, i) =>
+      post(`/locks/w3b?wait=${ms}ms`, tok(`w${i}`)).then((res) => {
+        ended.push(ms)
+        return { ms, res }
+      }),
+    )
+    for (const { ms, res } of await Promise.all(waits)) {
+      t.equal(res.statusCode, 409, `the ${ms} ms wait`)
+      t.ok(res.json().waitedMs >= ms - 10, `the ${ms} ms wait ran out after ${res.json().waitedMs} ms, not before`)
+    }
+    t.same(ended, [300, 600, 900])
+    t.equal(await waitersOn('/locks/w3b'), 0)
+  })
+
   t.test('first come, first served: six waiters are granted in arrival order', async (t) => {
     await post('/locks/fifo?ttl=30s', tok('holder'))
     const order: number[] = []
