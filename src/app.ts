@@ -149,7 +149,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     throw err
   }
   const waitRoom = new WaitRoom(quorum, wakePrefix(config.keyPrefix), config.maxWaiters, metrics)
-  await waitRoom.start()
+  await waitRoom.start(Math.max(config.nodeTimeoutMs, 2000))
   const engine = new LockEngine(quorum, config, waitRoom, metrics)
   const sessions = new SessionEngine(quorum, config, engine, metrics)
   const watchers = new Watchers(quorum, config, metrics)

@@ -295,7 +295,12 @@ export class WaitRoom {
     return this.stopping
   }
 
-  async start(): Promise<void> {
+  /**
+   * Subscribes to this replica's wake-up channel on every node, and resolves once they have confirmed
+   * it (at most `withinMs`, for a node that does not answer): a push published before a node
+   * subscribed is lost, and a waiter parked then would sleep until its wait ran out.
+   */
+  async start(withinMs: number): Promise<void> {
     const channel = this.wakePrefix + this.replicaId
     for (const node of this.quorum.nodes) {
       const onPush = (message: string) => {
@@ -315,6 +320,12 @@ export class WaitRoom {
     }
     this.touchTimer = setInterval(() => this.touchAll(), TOUCH_EVERY_MS)
     this.touchTimer.unref()
+    let bound: NodeJS.Timeout | undefined
+    await Promise.race([
+      Promise.all(this.subscriptions.map((s) => s.subscribed)),
+      new Promise((resolve) => (bound = setTimeout(resolve, withinMs))),
+    ])
+    clearTimeout(bound)
   }
 
   /** Whether `park` would take another waiter. */
