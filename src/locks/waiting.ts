@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
-import type { Subscription } from '../redis/node.js'
+import { allSubscribed, type Subscription } from '../redis/node.js'
 import { fail, type ServiceError } from '../errors.js'
 import type { Metrics } from '../metrics.js'
 import type { Quorum } from '../redis/quorum.js'
@@ -296,11 +296,10 @@ export class WaitRoom {
   }
 
   /**
-   * Subscribes to this replica's wake-up channel on every node, and resolves once they have confirmed
-   * it (at most `withinMs`, for a node that does not answer): a push published before a node
-   * subscribed is lost, and a waiter parked then would sleep until its wait ran out.
+   * Subscribes to this replica's wake-up channel on every node; settles once they have confirmed it
+   * (a push published before that is lost: its waiter would sleep until its wait ran out).
    */
-  async start(withinMs: number): Promise<void> {
+  start(): Promise<void> {
     const channel = this.wakePrefix + this.replicaId
     for (const node of this.quorum.nodes) {
       const onPush = (message: string) => {
@@ -320,12 +319,7 @@ export class WaitRoom {
     }
     this.touchTimer = setInterval(() => this.touchAll(), TOUCH_EVERY_MS)
     this.touchTimer.unref()
-    let bound: NodeJS.Timeout | undefined
-    await Promise.race([
-      Promise.all(this.subscriptions.map((s) => s.subscribed)),
-      new Promise((resolve) => (bound = setTimeout(resolve, withinMs))),
-    ])
-    clearTimeout(bound)
+    return allSubscribed(this.subscriptions)
   }
 
   /** Whether `park` would take another waiter. */

@@ -51,6 +51,11 @@ export function subscribe(
   }
 }
 
+/** Settles once every one of `subscriptions` is confirmed (or failed). */
+export function allSubscribed(subscriptions: readonly Subscription[]): Promise<void> {
+  return Promise.all(subscriptions.map((s) => s.subscribed)).then(() => undefined)
+}
+
 /**
  * One SCAN step over the hash keys matching `pattern`: the next cursor and the keys found. A
  * cluster is scanned master after master (the cursor names the master: src/redis/cluster.ts).
