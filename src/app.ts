@@ -1,6 +1,5 @@
 import type { Writable } from 'node:stream'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
-import fastifySwagger from '@fastify/swagger'
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod'
 import type { Config } from './config.js'
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/errors.js'
@@ -203,6 +202,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   }
 
   if (options.documentation) {
+    // Loaded only here: a running service serves its contract from openapi.yaml (src/http/api-docs.ts).
+    const { default: fastifySwagger } = await import('@fastify/swagger')
     await app.register(fastifySwagger, {
       openapi: {
         openapi: '3.1.0',
