@@ -40,7 +40,7 @@ function script(name: 'acquire' | 'release', ...args: (string | number)[]): Prom
   return command.apply(client, args)
 }
 
-const acquireArgs = (token: string, attempt: string) => ['write', token, 30_000, 0, attempt, '', '', fenceHint(), 0]
+const acquireArgs = (token: string, attempt: string) => ['write', token, 30_000, attempt, fenceHint()]
 
 /** Commands per script call while `run` makes `calls` script calls. */
 async function perCall(
@@ -62,7 +62,7 @@ async function perCall(
   return { commands: commands / calls, usecPerCall, byCommand }
 }
 
-const keys = (i: number) => lockKeys('ls:', 'lock', `calls.${i}`).all
+const keys = (i: number) => lockKeys('ls:', 'lock', `calls.${i}`).all.slice(0, keyCountOf('acquire'))
 const report: Record<string, unknown> = {}
 report['acquire, uncontended (new key)'] = await perCall(n, async () => {
   for (let i = 0; i < n; i++) await script('acquire', ...keys(i), ...acquireArgs('tokenA-0123456789abc', `a${i}`))

@@ -22,8 +22,9 @@ interface ListingDeps {
 
 /**
  * A page of held locks whose key starts with `prefix`, by SCAN (never KEYS) on one node (the first
- * that answers; later pages stay on it: the cursor names it), each then inspected by majority. A
- * Redis Cluster is one node here, scanned master after master (RedisNode.scanHashes).
+ * that answers; later pages stay on it: the cursor names it), each then inspected by majority. A lock
+ * is found by its hash, or by a fence counter carrying a plain write hold (src/lua/include/plain.lua).
+ * A Redis Cluster is one node here, scanned master after master (RedisNode.scanKeys).
  * Scanning stops once `limit` keys are found; a SCAN batch is never split (its cursor would skip the
  * rest), so a page may hold a few more. A key may show on two pages; a lock held only on other nodes
  * is not listed. If a key cannot be inspected, the page fails (503) rather than leave it out.
@@ -68,8 +69,8 @@ async function scanPage(
   const found = new Set<string>()
   let next = scanCursor
   for (let round = 0; round < 100 && found.size < limit; round++) {
-    const [after, batch] = await node.scanHashes(next, `${head}${prefix}*}`, limit)
-    for (const redisKey of batch) found.add(redisKey.slice(head.length, -1))
+    const [after, batch] = await node.scanKeys(next, `${head}${prefix}*`, limit)
+    for (const key of await locksIn(node, batch, head)) found.add(key)
     next = after
     if (next === '0') break
   }
@@ -78,4 +79,18 @@ async function scanPage(
     keys: keys.filter((k) => k.state.writer !== null || k.state.readers > 0),
     cursor: next === '0' ? null : `${node.index}.${next}`,
   }
+}
+
+const COUNTER = '}:fence'
+
+/** The lock keys that SCAN batch shows held: a lock's hash, or its fence counter with a plain hold in it. */
+async function locksIn(node: RedisNode, batch: readonly string[], head: string): Promise<string[]> {
+  const keys = batch.filter((k) => k.endsWith('}')).map((k) => k.slice(head.length, -1))
+  const counters = batch.filter((k) => k.endsWith(COUNTER))
+  if (counters.length === 0) return keys
+  const values = await node.getValues(counters)
+  counters.forEach((counter, i) => {
+    if (values[i]?.includes('|')) keys.push(counter.slice(head.length, -COUNTER.length))
+  })
+  return keys
 }

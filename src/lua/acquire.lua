@@ -1,12 +1,13 @@
 -- acquire.lua — take a hold (read, write, or a semaphore's permits), re-grant it to its current
 -- holder, or say why not; a waiting request takes (or keeps) its place in line.
 --
---@keys 8
+--@keys 1
+-- (the lock's hash; the rest are named from it: include/lock_keys.lua)
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua), KEYS[7] unused here, KEYS[8] lock-delays (include/delay.lua)
--- ARGV[1] mode: 'read' | 'write' | 'permit'   ARGV[2] token   ARGV[3] ttl ms   ARGV[4] reentrant: '1' | '0'
--- ARGV[5] attempt id   ARGV[6] waiter id, '' for a request that does not wait
--- ARGV[7] its place in line, '' to take the next one   ARGV[8] fence hint, µs (include/fence.lua)
+-- ARGV[1] mode: 'read' | 'write' | 'permit'   ARGV[2] token   ARGV[3] ttl ms   ARGV[4] attempt id
+-- ARGV[5] fence hint, µs (include/fence.lua)   ARGV[6] reentrant: '1', or '' / '0'
+-- ARGV[7] waiter id, '' for a request that does not wait   ARGV[8] its place in line, '' to take the next one
 -- ARGV[9] '1': the request gave no TTL, so a re-grant keeps the TTL of the hold's latest grant or
 --         renew (as renew.lua does) and ARGV[3] (the default) is for a new hold only
 -- ARGV[10] 'permit' only: the permits asked for   ARGV[11] 'permit' only: the semaphore's limit
@@ -18,7 +19,7 @@
 -- ARGV[13] the hold's owner label, ''   ARGV[14] the reference of the session it is bound to, ''
 --          (include/label.lua; set on every grant, '' keeps what the hold has)
 -- ARGV[15] the hold's lock-delay, ms ('' or '0': none; include/delay.lua), set on every grant
--- Empty arguments at the end may be left out (the service sends none of ARGV[10..15] when all are '').
+-- Empty arguments at the end may be left out (a plain request sends five).
 -- Settings: include/settings.lua
 --
 -- Returns  { GRANTED, fence, holdCount, ttlMs }
@@ -45,60 +46,74 @@
 --          { LIMIT_MISMATCH, limit }        the semaphore has holds or waiters, and
 --                                           this limit (fixed until nobody holds or waits)
 --          { PERMITS_MISMATCH, permits }    this token holds these permits
---@include fence
 
-local mode, tok, ttl, wid = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[6]
+local mode, tok, ttl, att, hint = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5]
+local wid = ARGV[7] or ''
 
--- The fast path: a write hold (an exclusive lock's) on a lock with no hold hash, no readers and no
--- line — nothing to prune, nobody to respect — is made here with what the general path below would
--- write (the same hash fields, the keys' TTL, the fence); and a request that does not wait, finding
--- only another token's live write hold there, is refused with what the general path would answer.
--- Anything else falls through to the general path. test/locks/fast-path.test.ts runs the same calls with
--- and without the lines between the fast-path markers and compares replies and the keys left.
+-- The fast path: a write hold (an exclusive lock's) on a lock with nothing on it — no hash, readers,
+-- line or lock-delays; nothing to prune, nobody to respect — is made here as a plain hold in the fence
+-- counter (include/plain.lua: one SET); and a request that does not wait, finding only another token's
+-- live write hold (plain, or alone in the hash), is refused with what the general path would answer.
+-- Anything else falls through to the general path. It defines no function and names no key it does
+-- not use: each definition is work on every call (src/redis/scripts.ts puts the clock's functions and
+-- the lock's other keys after it). test/locks/fast-path.test.ts runs the same calls with and without
+-- the lines between the fast-path markers and compares replies and lock states.
 --@fast-path
-local function plain_request()
-  -- Arguments after the ninth (a semaphore's, or any added later) send the call to the general path.
-  for i = 10, #ARGV do
-    if ARGV[i] ~= '' then return false end
-  end
-  return true
+-- Arguments after the ninth (a semaphore's, labels, a session, a lock-delay) send the call to the general path.
+local plain = mode == 'write'
+for i = 10, #ARGV do
+  if ARGV[i] ~= '' then plain = false end
 end
-if mode == 'write' and plain_request() then
-  local present = redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[4], KEYS[8])
-  if present == 0 then
-    local clock = now_us()
-    local now = math.floor(clock / 1000)
-    local fence = next_fence(KEYS[3], clock, ARGV[8])
-    -- Strings, not Lua numbers: Redis formats every number passed to redis.call, at a cost.
-    redis.call('HSET', KEYS[1], 'w', tok, 'wf', fmt(fence), 'wc', '1', 'wt', ARGV[3], 'we', fmt(now + ttl), 'wa', ARGV[5], 'wac', '0')
-    redis.call('PEXPIRE', KEYS[1], ARGV[3])
-    return { GRANTED, fence, 1, ttl }
-  end
-  if present == 1 and wid == '' then
-    -- A writer found means the one key present is the hash: no readers' zset, no line, no delays.
-    local h = redis.call('HMGET', KEYS[1], 'w', 'we', 'r:' .. tok, 'wo')
-    if h[1] and h[1] ~= tok and not h[3] then
-      local clock = now_us()
-      local left = tonumber(h[2] or '0') - math.floor(clock / 1000)
-      -- As the general path's refusal: with the writer's owner label, if it has one (include/label.lua).
-      if left > 0 then return { HELD, left, left, clock, h[4] or nil } end
+if plain then
+  local lock, counter = KEYS[1], KEYS[1] .. ':fence'
+  local v = redis.call('GET', counter)
+  local time = redis.call('TIME')
+  local clock = tonumber(time[1]) * 1000000 + tonumber(time[2])
+  local now = math.floor(clock / 1000)
+  local last, holder, s, us, kept = 0, nil, nil, nil, nil
+  if v then last, holder, s, us, kept = string.match(v, PLAIN_HOLD) end
+  local expires = holder and tonumber(s) * 1000 + math.floor(tonumber(us) / 1000) + tonumber(kept) or 0
+  if expires > now then
+    if holder ~= tok and wid == '' then return { HELD, expires - now, expires - now, clock } end
+  else
+    local present = redis.call('EXISTS', lock, lock .. ':r', lock .. ':q', lock .. ':delay')
+    if present == 0 then
+      -- include/fence.lua's fence; the hint's own text when it is the fence (most grants).
+      local lead = math.min(tonumber(hint), clock + FENCE_LEAD_MAX_US)
+      local fence = math.max(tonumber(holder and last or v or '0') + 1, clock, lead)
+      local text = fence == tonumber(hint) and hint or string.format('%.0f', fence)
+      local keep = ttl > FENCE_KEEP_MS and ARGV[3] or FENCE_RETENTION_MS
+      redis.call('SET', counter, text .. '|' .. tok .. '|' .. time[1] .. '|' .. time[2] .. '|' .. ARGV[3] .. '|' .. att, 'PX', keep)
+      return { GRANTED, fence, 1, ttl }
+    end
+    if present == 1 and wid == '' then
+      -- A writer found means the one key present is the hash: no readers' zset, no line, no delays.
+      local h = redis.call('HMGET', lock, 'w', 'we', 'r:' .. tok, 'wo')
+      if h[1] and h[1] ~= tok and not h[3] then
+        local left = tonumber(h[2] or '0') - now
+        -- As the general path's refusal: with the writer's owner label, if it has one (include/label.lua).
+        if left > 0 then return { HELD, left, left, clock, h[4] or nil } end
+      end
     end
   end
 end
 --@end-fast-path
 
+--@include fence
+--@include plain
 --@include holds
 --@include delay
 --@include queue
 --@include label
 
-local keep_ttl = ARGV[9] == '1'
+local keep_ttl, reentrant, place = ARGV[9] == '1', ARGV[6] == '1', ARGV[8] or ''
 local permits, limit, proposed = tonumber(ARGV[10] or ''), tonumber(ARGV[11] or ''), ARGV[12] or ''
 local delay = tonumber(ARGV[15] or '') or 0
 local clock = now_us()
 local now = math.floor(clock / 1000)
+promote(now)
 prune(now)
-if prune_line(now) > 0 then wake_front(now, true, ARGV[8]) end
+if prune_line(now) > 0 then wake_front(now, true, hint) end
 
 if mode == 'permit' then
   local current = current_limit()
@@ -111,7 +126,7 @@ local function granted(code, fence, count)
   arm_delay(mode, tok, delay, now + ttl, permits)
   refresh_ttl(now)
   -- Readers behind a reader granted from the line may pass too.
-  wake_front(now, false, ARGV[8])
+  wake_front(now, false, hint)
   -- A semaphore's hold: followed by its slots.
   return with_slots({ code, fence, count, ttl }, mode == 'permit' and get_reader(tok))
 end
@@ -126,7 +141,7 @@ local function refused(conflict_ms, delayed)
     elseif redis.call('ZCARD', KEYS[4]) >= MAX_WAITERS then
       return { TOO_MANY_WAITERS }
     else
-      join_line(wid, ARGV[7], me, limit)
+      join_line(wid, place, me, limit)
     end
   end
   local front = may_pass(wid, mode)
@@ -144,14 +159,14 @@ if mode == 'write' then
     local h = redis.call('HMGET', KEYS[1], 'wf', 'wc', 'wa', 'wt')
     if wid ~= '' and h[3] == wid then
       -- Handed to this waiter while it was asking: this attempt takes it up as its grant.
-      redis.call('HSET', KEYS[1], 'wt', ttl, 'we', now + ttl, 'wa', ARGV[5], 'wac', 0)
+      redis.call('HSET', KEYS[1], 'wt', ttl, 'we', now + ttl, 'wa', att, 'wac', 0)
       return granted(GRANTED, tonumber(h[1]), tonumber(h[2]))
     end
     if keep_ttl then ttl = tonumber(h[4]) or ttl end
     local count = tonumber(h[2])
     local before = count
-    if ARGV[4] == '1' then count = count + 1 end
-    redis.call('HSET', KEYS[1], 'wc', count, 'wt', ttl, 'we', now + ttl, 'wa', ARGV[5], 'wac', before)
+    if reentrant then count = count + 1 end
+    redis.call('HSET', KEYS[1], 'wc', count, 'wt', ttl, 'we', now + ttl, 'wa', att, 'wac', before)
     return granted(REGRANTED, tonumber(h[1]), count)
   end
   if redis.call('HEXISTS', KEYS[1], 'r:' .. tok) == 1 then return { UPGRADE } end
@@ -161,8 +176,8 @@ if mode == 'write' then
   local delayed = delays_in_way(mode, now, true)
   if delayed > 0 then return refused(delayed, true) end
   if not may_pass(wid, mode) then return refused(0) end
-  local fence = next_fence(KEYS[3], clock, ARGV[8])
-  redis.call('HSET', KEYS[1], 'w', tok, 'wf', fmt(fence), 'wc', '1', 'wt', ttl, 'we', now + ttl, 'wa', ARGV[5], 'wac', '0')
+  local fence = next_fence(KEYS[3], clock, hint)
+  redis.call('HSET', KEYS[1], 'w', tok, 'wf', fmt(fence), 'wc', '1', 'wt', ttl, 'we', now + ttl, 'wa', att, 'wac', '0')
   return granted(GRANTED, fence, 1)
 end
 
@@ -178,22 +193,22 @@ local function in_proposed(fresh)
   if fresh then return move_slots(tok, r, proposed) end
   return r.slots == proposed
 end
-if r and proposed ~= '' and r.att == ARGV[5] then
+if r and proposed ~= '' and r.att == att then
   -- The second round of this attempt, which made (count before it 0), or re-granted, this hold.
   if not in_proposed(r.attc == 0) then return full() end
   return granted(r.attc == 0 and GRANTED or REGRANTED, r.fence, r.count)
 end
 if r and proposed ~= '' and not in_proposed(wid ~= '' and r.att == wid) then return full() end
 if r and wid ~= '' and r.att == wid then
-  r.ttl, r.att, r.attc = ttl, ARGV[5], 0
+  r.ttl, r.att, r.attc = ttl, att, 0
   put_reader(tok, r, now + ttl)
   return granted(GRANTED, r.fence, r.count)
 end
 if r then
   if keep_ttl then ttl = r.ttl end
   local before = r.count
-  if ARGV[4] == '1' then r.count = r.count + 1 end
-  r.ttl, r.att, r.attc = ttl, ARGV[5], before
+  if reentrant then r.count = r.count + 1 end
+  r.ttl, r.att, r.attc = ttl, att, before
   put_reader(tok, r, now + ttl)
   return granted(REGRANTED, r.fence, r.count)
 end
@@ -205,10 +220,10 @@ if mode == 'permit' then
   if in_use + delayed + permits > limit then return refused(first, true) end
   if proposed ~= '' and not slots_open(tok, proposed) then return full() end
   if not may_pass(wid, mode) then return refused(0) end
-  local fence = next_fence(KEYS[3], clock, ARGV[8])
+  local fence = next_fence(KEYS[3], clock, hint)
   local slots = proposed ~= '' and proposed or free_slots(permits, limit)
   take_slots(tok, slots, limit)
-  put_reader(tok, { fence = fence, count = 1, ttl = ttl, att = ARGV[5], attc = 0, permits = permits, slots = slots }, now + ttl)
+  put_reader(tok, { fence = fence, count = 1, ttl = ttl, att = att, attc = 0, permits = permits, slots = slots }, now + ttl)
   return granted(GRANTED, fence, 1)
 end
 -- A writer may take a read hold with its own token (then release the write: a downgrade, no gap).
@@ -219,6 +234,6 @@ if w ~= tok then
   if not may_pass(wid, mode) then return refused(0) end
 end
 if redis.call('ZCARD', KEYS[2]) >= MAX_READERS then return { TOO_MANY_READERS } end
-local fence = next_fence(KEYS[3], clock, ARGV[8])
-put_reader(tok, { fence = fence, count = 1, ttl = ttl, att = ARGV[5], attc = 0 }, now + ttl)
+local fence = next_fence(KEYS[3], clock, hint)
+put_reader(tok, { fence = fence, count = 1, ttl = ttl, att = att, attc = 0 }, now + ttl)
 return granted(GRANTED, fence, 1)

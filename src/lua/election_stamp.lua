@@ -2,7 +2,9 @@
 -- (POST /elections/:name/campaign: when it began, revision 1, its value), or a new value (PUT …/proclaim,
 -- revision + 1). Either is pushed to the election's observers (src/locks/election-feeds.ts).
 --
---@keys 9
+--@keys 1
+-- (the lock's hash; the rest are named from it: include/lock_keys.lua)
+--@include lock_keys
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter (the term),
 -- KEYS[4..6] the line (include/queue.lua), KEYS[7] why watched holds went (include/lost.lua),
 -- KEYS[8] lock-delays (include/delay.lua; not used here),
@@ -22,8 +24,11 @@
 --          { NOT_OWNER }   another token leads
 --@include holds
 
+--@include plain
+
 local op, tok = ARGV[1], ARGV[2]
 local now = now_ms()
+promote(now)
 local h = redis.call('HMGET', KEYS[1], 'w', 'we', 'wt', 'ws')
 local expires = tonumber(h[2] or '0')
 if not h[1] or expires <= now then return { NOT_FOUND } end

@@ -2,7 +2,9 @@
 -- its token) or none. With ARGV[1] = '1' (an observer's look) the leader's hold is flagged as watched,
 -- so that whatever ends it pushes why (include/lost.lua); nothing else changes.
 --
---@keys 9
+--@keys 1
+-- (the lock's hash; the rest are named from it: include/lock_keys.lua)
+--@include lock_keys
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter (the term),
 -- KEYS[4..6] the line (include/queue.lua), KEYS[7] why watched holds went (include/lost.lua),
 -- KEYS[8] lock-delays (include/delay.lua; not used here),
@@ -17,7 +19,10 @@
 --            pendingMs, pendingTerm: a hold granted whose term has no record yet (election_stamp.lua
 --            follows its grant) lapses in this many ms, and its fence; 0 and 0 when there is none
 
+--@include plain
+
 local now = now_ms()
+promote(now)
 local h = redis.call('HMGET', KEYS[1], 'w', 'wf', 'we', 'wr', 'ws', 'wo', 'wx', 'wb')
 local expires = tonumber(h[3] or '0')
 local candidates = redis.call('ZCARD', KEYS[4])

@@ -3,7 +3,9 @@
 -- prune, no include): a write hold is one HMGET; read and semaphore holds cost one HMGET over the live
 -- ones (at most MAX_READERS, or a semaphore's limit), in batches of 1,000.
 --
---@keys 8
+--@keys 1
+-- (the lock's hash; the rest are named from it: include/lock_keys.lua)
+--@include lock_keys
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua); the others (every lock script's eight)
 -- are not read
 -- ARGV[1] the fence asked about (decimal digits)
@@ -13,9 +15,11 @@
 --          (else 0), how many read or semaphore holds are live, and the highest fence among them (0:
 --          none)
 
+--@include plain
+
 local now = now_ms()
 local asked = tonumber(ARGV[1])
-local h = redis.call('HMGET', KEYS[1], 'wf', 'we')
+local h = plain_fields('wf', 'we') or redis.call('HMGET', KEYS[1], 'wf', 'we')
 local writer = 0
 if tonumber(h[2] or '0') > now then writer = tonumber(h[1]) end
 local live = redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. now, '+inf')

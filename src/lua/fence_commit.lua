@@ -5,7 +5,9 @@
 -- it). Any two majorities share a node, so two grants can never both end with the same fence; and a
 -- later majority's proposals are above it.
 --
---@keys 8
+--@keys 1
+-- (the lock's hash; the rest are named from it: include/lock_keys.lua)
+--@include lock_keys
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua)
 -- ARGV[1] mode: 'read' | 'write'   ARGV[2] token   ARGV[3] fence
@@ -15,6 +17,7 @@
 --          { FENCE_TAKEN, counter }  this node's counter already reached the fence by another proposal:
 --                                    it may be another hold's; the caller tries a fence above `counter`
 --@include holds
+--@include plain
 
 local mode, tok, fence = ARGV[1], ARGV[2], tonumber(ARGV[3])
 
@@ -39,6 +42,7 @@ local function carry(f)
   end
 end
 
+promote(now_ms())
 if own_fence() == fence then return { COMMITTED } end
 local counter = tonumber(redis.call('GET', KEYS[3]) or '0')
 if counter >= fence then return { FENCE_TAKEN, counter } end

@@ -1,7 +1,9 @@
 -- force_release.lua — an operator drops a hold without its token: the write hold, or the read hold
 -- that carries a given fence. The waiter(s) that can then proceed are woken.
 --
---@keys 8
+--@keys 1
+-- (the lock's hash; the rest are named from it: include/lock_keys.lua)
+--@include lock_keys
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua), KEYS[7] why watched holds went (include/lost.lua),
 -- KEYS[8] lock-delays (include/delay.lua: a dropped hold's delay runs from now)
@@ -15,7 +17,10 @@
 --@include queue
 --@include lost
 
+--@include plain
+
 local now = now_ms()
+promote(now)
 prune(now)
 local dropped = 0
 if ARGV[1] == 'write' then

@@ -1,7 +1,9 @@
 -- hold_renew_bound.lua — a session's keepalive renews one of its holds, on the hold's own lock: the
 -- hold of this token in this mode, if it is still bound to this session (include/label.lua).
 --
---@keys 8
+--@keys 1
+-- (the lock's hash; the rest are named from it: include/lock_keys.lua)
+--@include lock_keys
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua), KEYS[8] lock-delays (include/delay.lua: counted from the new expiry)
 -- ARGV[1] mode: 'read' | 'write' | 'permit'   ARGV[2] token   ARGV[3] session reference   ARGV[4] ttl ms
@@ -13,8 +15,11 @@
 --@include delay
 --@include label
 
+--@include plain
+
 local mode, tok, ref, ttl = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 local now = now_ms()
+promote(now)
 prune(now)
 
 if mode == 'write' then

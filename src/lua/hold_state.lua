@@ -1,7 +1,9 @@
 -- hold_state.lua — whether a token still has its hold, and for how long (GET /sessions/:id lists its
 -- holds with it). Changes nothing.
 --
---@keys 8
+--@keys 1
+-- (the lock's hash; the rest are named from it: include/lock_keys.lua)
+--@include lock_keys
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua)
 -- ARGV[1] mode: 'read' | 'write' | 'permit'   ARGV[2] token   ARGV[3] session reference the hold must be
@@ -12,11 +14,13 @@
 --@include holds
 --@include label
 
+--@include plain
+
 local mode, tok, ref = ARGV[1], ARGV[2], ARGV[3]
 local now = now_ms()
 local fence, expires
 if mode == 'write' then
-  local h = redis.call('HMGET', KEYS[1], 'w', 'wf', 'we')
+  local h = plain_fields('w', 'wf', 'we') or redis.call('HMGET', KEYS[1], 'w', 'wf', 'we')
   if h[1] ~= tok then return { NOT_FOUND } end
   fence, expires = tonumber(h[2]), tonumber(h[3])
 else

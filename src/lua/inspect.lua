@@ -1,7 +1,9 @@
 -- inspect.lua — what GET /locks/:key, GET /rwlocks/:key and GET /semaphores/:key show. Never returns a
 -- token; changes nothing.
 --
---@keys 8
+--@keys 1
+-- (the lock's hash; the rest are named from it: include/lock_keys.lua)
+--@include lock_keys
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua), KEYS[8] lock-delays (include/delay.lua)
 -- ARGV[1] '1': also each live read hold or semaphore hold (admin views: listing, ?readers=true),
@@ -17,8 +19,10 @@
 --@include delay
 --@include queue
 
+--@include plain
+
 local now = now_ms()
-local h = redis.call('HMGET', KEYS[1], 'wf', 'we', 'wc', 'u')
+local h = plain_fields('wf', 'we', 'wc', 'u') or redis.call('HMGET', KEYS[1], 'wf', 'we', 'wc', 'u')
 local we = tonumber(h[2] or '0')
 local readers = redis.call('ZCOUNT', KEYS[2], '(' .. now, '+inf')
 local waiters = redis.call('ZCARD', KEYS[4])

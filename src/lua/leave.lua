@@ -3,7 +3,9 @@
 -- also hands back a hold handed to it that it never took up (include/queue.lua hand_off), so that
 -- the lock moves on at once instead of sitting until that hold's TTL.
 --
---@keys 8
+--@keys 1
+-- (the lock's hash; the rest are named from it: include/lock_keys.lua)
+--@include lock_keys
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua)
 -- ARGV[1] waiter id   ARGV[2] mode: 'read' | 'write'   ARGV[3] its token, or '' to keep a hold
@@ -16,8 +18,11 @@
 --@include fence
 --@include queue
 
+--@include plain
+
 local id, mode, tok, hint = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local now = now_ms()
+promote(now)
 
 -- A hand-off carries the waiter id as its attempt id: undoing that attempt hands it back.
 if tok ~= '' and undo_attempt(mode, tok, id) then

@@ -1,7 +1,8 @@
 -- release.lua — drop one hold of the owning token; the hold ends when its count reaches 0, and the
 -- lock is handed to the waiter(s) that can then proceed (include/queue.lua).
 --
---@keys 8
+--@keys 1
+-- (the lock's hash; the rest are named from it: include/lock_keys.lua)
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua), KEYS[7] why watched holds went (include/lost.lua),
 -- KEYS[8] lock-delays (include/delay.lua: a release leaves none)
@@ -13,26 +14,46 @@
 --          { NOT_OWNER }                held, but not by this token in this mode
 local mode, tok = ARGV[1], ARGV[2]
 
--- The fast path: the last hold of a live write hold of this token, on a lock with no readers, no line
--- and nothing else in its hash, ends with the hash itself (what the general path below leaves: nothing to keep, nobody to
--- hand over to). Anything else falls through (test/locks/fast-path.test.ts compares it with the general path).
+-- The fast path: a live plain write hold of this token (include/plain.lua) ends with one SET, the
+-- counter keeping its fence (another token's is refused as it is); or the last hold of a live write hold of this token, alone in the hash —
+-- no readers, no line, nothing else in its hash — ends with the hash itself (what the general path
+-- below leaves: nothing to keep, nobody to hand over to). Anything else falls through
+-- (test/locks/fast-path.test.ts compares it with the general path).
 --@fast-path
 if mode == 'write' then
-  local h = redis.call('HMGET', KEYS[1], 'w', 'wc', 'we')
-  -- HLEN: the hash holds the writer's seven fields and nothing else (anything more: the general path).
-  if
-    h[1] == tok
-    and tonumber(h[2]) == 1
-    and redis.call('EXISTS', KEYS[2], KEYS[4], KEYS[8]) == 0
-    and redis.call('HLEN', KEYS[1]) == 7
-    and tonumber(h[3] or '0') > now_ms()
-  then
-    redis.call('DEL', KEYS[1])
-    return { RELEASED, 0 }
+  local lock, counter = KEYS[1], KEYS[1] .. ':fence'
+  local v = redis.call('GET', counter)
+  local fence, holder, s, us, kept
+  if v then fence, holder, s, us, kept = string.match(v, PLAIN_HOLD) end
+  if holder then
+    local time = redis.call('TIME')
+    local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+    if tonumber(s) * 1000 + math.floor(tonumber(us) / 1000) + tonumber(kept) > now then
+      -- Another token's: refused without a change (the general path would move it into the hash first).
+      if holder ~= tok then return { NOT_OWNER } end
+      redis.call('SET', counter, fence, 'KEEPTTL')
+      return { RELEASED, 0 }
+    end
+  else
+    local h = redis.call('HMGET', lock, 'w', 'wc', 'we')
+    -- HLEN: the hash holds the writer's seven fields and nothing else (anything more: the general path).
+    if
+      h[1] == tok
+      and tonumber(h[2]) == 1
+      and redis.call('EXISTS', lock .. ':r', lock .. ':q', lock .. ':delay') == 0
+      and redis.call('HLEN', lock) == 7
+    then
+      local time = redis.call('TIME')
+      if tonumber(h[3] or '0') > tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) then
+        redis.call('DEL', lock)
+        return { RELEASED, 0 }
+      end
+    end
   end
 end
 --@end-fast-path
 
+--@include plain
 --@include holds
 --@include delay
 --@include fence
@@ -40,6 +61,7 @@ end
 --@include lost
 
 local now = now_ms()
+promote(now)
 prune(now)
 
 if mode == 'write' then

@@ -4,7 +4,9 @@
 -- the head by a hand-off ahead of it has no timer for the holds ahead of it, so when their holder
 -- dies without releasing, this is what moves the line on (within a second of the lapse).
 --
---@keys 8
+--@keys 1
+-- (the lock's hash; the rest are named from it: include/lock_keys.lua)
+--@include lock_keys
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua)
 -- ARGV[1] fence hint, µs, for a hand-off to a new head (include/fence.lua)   ARGV[2..] waiter ids
@@ -15,7 +17,10 @@
 --@include fence
 --@include queue
 
+--@include plain
+
 local now = now_ms()
+promote(now)
 local present = 0
 for i = 2, #ARGV do
   local w = waiter_info(ARGV[i])

@@ -1,7 +1,9 @@
 -- watch.lua — GET …/watch: whether a token still has its hold, and if so, flag it as watched, so that
 -- whatever removes it says why (include/lost.lua). Changes nothing else.
 --
---@keys 8
+--@keys 1
+-- (the lock's hash; the rest are named from it: include/lock_keys.lua)
+--@include lock_keys
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua), KEYS[7] why watched holds went (include/lost.lua)
 -- ARGV[1] mode: 'read' | 'write' | 'permit'   ARGV[2] token
@@ -16,8 +18,11 @@
 --@include label
 --@include lost
 
+--@include plain
+
 local mode, tok = ARGV[1], ARGV[2]
 local now = now_ms()
+promote(now)
 local fence, expires
 if mode == 'write' then
   local h = redis.call('HMGET', KEYS[1], 'w', 'wf', 'we')

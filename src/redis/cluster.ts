@@ -54,7 +54,7 @@ export async function scanCluster(cluster: Cluster, cursor: string, pattern: str
   const at = named >= 0 ? named : serving >= 0 ? serving : masters.findIndex((m) => m.firstSlot >= slot)
   const master = masters[at]
   if (master === undefined) return ['0', []]
-  const [next, keys] = await master.redis.scan(named >= 0 ? scanCursor : '0', 'MATCH', pattern, 'COUNT', count, 'TYPE', 'hash')
+  const [next, keys] = await master.redis.scan(named >= 0 ? scanCursor : '0', 'MATCH', pattern, 'COUNT', count)
   if (next !== '0') return [`${next}.${master.firstSlot}`, keys]
   const following = masters[at + 1]
   return [following ? `0.${following.firstSlot}` : '0', keys]

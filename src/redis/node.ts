@@ -12,7 +12,7 @@ import { runConfirmed } from './confirmed-writes.js'
 import { classifyRedisError, NodeError, nodeErrorOf } from './errors.js'
 import type { VoteState } from '../contract/words.js'
 import { VoteRule, type Identity, type RestartVerdict } from './vote-rule.js'
-import { scanHashes, subscribe, type Subscription } from './pubsub-scan.js'
+import { scanKeys, subscribe, type Subscription } from './pubsub-scan.js'
 
 export { NodeError, type NodeFailure } from './errors.js'
 export type { NodeLog } from './health.js'
@@ -241,9 +241,14 @@ export class RedisNode {
     return runScript(this.client, loaded, keys, args)
   }
 
-  /** One SCAN step over the hash keys matching `pattern` (src/redis/pubsub-scan.ts). */
-  scanHashes(cursor: string, pattern: string, count: number): Promise<[string, string[]]> {
-    return this.measure(scanHashes(this.client, cursor, pattern, count))
+  /** One SCAN step over the keys matching `pattern` (src/redis/pubsub-scan.ts). */
+  scanKeys(cursor: string, pattern: string, count: number): Promise<[string, string[]]> {
+    return this.measure(scanKeys(this.client, cursor, pattern, count))
+  }
+
+  /** The string values of `keys` (null: none), one GET each (a cluster's keys may be on several masters). */
+  getValues(keys: readonly string[]): Promise<(string | null)[]> {
+    return this.measure(Promise.all(keys.map((key) => this.client.get(key))))
   }
 
   /** A connection of its own listening on `channel` (src/redis/pubsub-scan.ts). */

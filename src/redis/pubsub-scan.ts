@@ -57,10 +57,10 @@ export function allSubscribed(subscriptions: readonly Subscription[]): Promise<v
 }
 
 /**
- * One SCAN step over the hash keys matching `pattern`: the next cursor and the keys found. A
- * cluster is scanned master after master (the cursor names the master: src/redis/cluster.ts).
+ * One SCAN step over the keys matching `pattern`: the next cursor and the keys found. A cluster is
+ * scanned master after master (the cursor names the master: src/redis/cluster.ts).
  */
-export function scanHashes(client: RedisClient, cursor: string, pattern: string, count: number): Promise<[string, string[]]> {
+export function scanKeys(client: RedisClient, cursor: string, pattern: string, count: number): Promise<[string, string[]]> {
   if (isCluster(client)) return scanCluster(client, cursor, pattern, count)
-  return client.scan(cursor, 'MATCH', pattern, 'COUNT', count, 'TYPE', 'hash')
+  return client.scan(cursor, 'MATCH', pattern, 'COUNT', count)
 }

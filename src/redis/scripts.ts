@@ -2,10 +2,11 @@ import { readFileSync } from 'node:fs'
 
 /**
  * The Lua scripts in src/lua, read once at start. A line `--@include NAME` is replaced by
- * src/lua/include/NAME.lua, so helpers shared by several scripts live in one file, and every script
- * starts with include/settings.lua, its `{{NAME}}` placeholders filled from ScriptSettings, and
- * include/clock.lua (TIME, formatting). Defining an include's functions is part of every call, so a
- * script's fast path comes before the includes it does not need.
+ * src/lua/include/NAME.lua, so helpers shared by several scripts live in one file; every script
+ * starts with include/settings.lua, its `{{NAME}}` placeholders filled from ScriptSettings, and the
+ * reply codes, then include/clock.lua (TIME, formatting) — after the fast path in a script that has one
+ * (withClockWhereNeeded). Defining an include's functions is part of every call, so a script's fast
+ * path comes before every include.
  * src/redis/script-call.ts runs each one by EVALSHA (EVAL on a connection's first call, and after
  * a SCRIPT FLUSH).
  */
@@ -64,6 +65,18 @@ function readLua(relative: string): string {
   return readFileSync(new URL(relative, luaDir), 'utf8')
 }
 
+/**
+ * A fast path (between `--@fast-path` and `--@end-fast-path`) defines nothing: every definition, even
+ * of a function it never calls, is work on every call. So the clock's functions, and in a lock script
+ * the names of the lock's other keys (include/lock_keys.lua), come where its general path starts; a
+ * script without a fast path gets the clock first.
+ */
+function withClockWhereNeeded(source: string, clock: string): string {
+  const end = /^--@end-fast-path$/m
+  if (!end.test(source)) return `${clock}\n${source}`
+  return source.replace(end, () => `--@end-fast-path\n${clock}\n--@include lock_keys`)
+}
+
 function expandIncludes(source: string): string {
   return source.replace(/^--@include (\w+)$/gm, (_line, name: string) => readLua(`include/${name}.lua`))
 }
@@ -92,13 +105,14 @@ export function loadScripts(given: ScriptSettings): ReadonlyMap<ScriptName, stri
     if (value === undefined) throw new Error(`include/settings.lua: no setting ${name}`)
     return String(value)
   })
-  const header = `${filled}\n${luaConstants(ReplyCode)}\n${readLua('include/clock.lua')}`
+  const header = `${filled}\n${luaConstants(ReplyCode)}`
+  const clock = readLua('include/clock.lua')
   return new Map(
     // Read on every call, not cached: the process keeps each script's text once (in the returned map).
     scriptNames.map((name) => {
       const source = readLua(`${name}.lua`)
       keyCounts.set(name, declaredKeyCount(name, source))
-      return [name, `${header}\n${expandIncludes(source)}`]
+      return [name, `${header}\n${expandIncludes(withClockWhereNeeded(source, clock))}`]
     }),
   )
 }

@@ -1,9 +1,11 @@
 /**
- * The scripts' fast paths (src/lua/acquire.lua and release.lua, between `--@fast-path` and
+ * The scripts' fast paths (src/lua/acquire.lua, release.lua and renew.lua, between `--@fast-path` and
  * `--@end-fast-path`) must do exactly what the general path below them does. Two redis-servers get
  * the same sequence of script calls, one with the scripts as shipped, one with the fast paths cut
- * out; every reply and every key left behind must match (time-dependent values within a second: the
- * two servers run the calls a few ms apart).
+ * out; every reply and every lock state left behind must match (time-dependent values within a
+ * second: the two servers run the calls a few ms apart). A fast path may keep a plain write hold in
+ * the fence counter (src/lua/include/plain.lua) where the general path keeps it in the hash: the dump
+ * reads it as the hash it stands for (what `promote` makes of it).
  */
 import t from 'tap'
 import type { Redis } from 'ioredis'
@@ -38,13 +40,15 @@ function caller(client: Redis, scripts: ReadonlyMap<ScriptName, string>): Call {
   return (script, ns, key, args) => {
     const command = commands[script]
     if (!command) throw new Error(`no script ${script}`)
-    return command.call(client, ...lockKeys(PREFIX, ns, key).all, ...args)
+    return command.call(client, ...lockKeys(PREFIX, ns, key).all.slice(0, keyCountOf(script as ScriptName)), ...args)
   }
 }
 
+type Dump = Record<string, { type: string; pttl: number; value: unknown }>
+
 /** Every key: type, TTL (ms, -1 none) and contents, time fields as numbers to compare within a tolerance. */
-async function dump(client: Redis): Promise<Record<string, { type: string; pttl: number; value: unknown }>> {
-  const out: Record<string, { type: string; pttl: number; value: unknown }> = {}
+async function dump(client: Redis): Promise<Dump> {
+  const out: Dump = {}
   for (const key of (await client.keys('*')).sort()) {
     const type = await client.type(key)
     const pttl = await client.pttl(key)
@@ -52,7 +56,35 @@ async function dump(client: Redis): Promise<Record<string, { type: string; pttl:
       type === 'hash' ? await client.hgetall(key) : type === 'zset' ? await client.zrange(key, 0, -1, 'WITHSCORES') : await client.get(key)
     out[key] = { type, pttl, value }
   }
-  return out
+  return readPlainHolds(out, await serverMs(client))
+}
+
+async function serverMs(client: Redis): Promise<number> {
+  const [s, us] = (await client.time()) as [string | number, string | number]
+  return Number(s) * 1000 + Math.floor(Number(us) / 1000)
+}
+
+/**
+ * A fence counter carrying a plain hold ("fence|token|expiry|ttl|attempt") read as the counter and the
+ * hash the general path keeps (include/plain.lua's promote); the counter's TTL is then the retention.
+ */
+function readPlainHolds(keys: Dump, now: number): Dump {
+  for (const [key, entry] of Object.entries(keys)) {
+    const plain = key.endsWith(':fence') && typeof entry.value === 'string' ? /^(\d+)\|([^|]*)\|(\d+)\|(\d+)\|(\d+)\|(.*)$/ : null
+    const match = plain?.exec(entry.value as string)
+    if (!match) continue
+    const [, fence, token, seconds, micros, ttl, attempt] = match as unknown as string[]
+    const expires = String(Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) + Number(ttl))
+    keys[key] = { type: 'string', pttl: defaultConfig.fenceRetentionMs, value: fence }
+    if (Number(expires) <= now) continue
+    const hash = key.slice(0, -':fence'.length)
+    keys[hash] = {
+      type: 'hash',
+      pttl: Number(expires) - now,
+      value: { w: token, wf: fence, wc: '1', wt: ttl, we: expires, wa: attempt, wac: '0' },
+    }
+  }
+  return Object.fromEntries(Object.entries(keys).sort(([a], [b]) => (a < b ? -1 : 1)))
 }
 
 /** Clock readings (ms or µs since 1970) and TTLs may differ by up to a second between the two servers. */
@@ -94,12 +126,12 @@ t.test('the fast paths answer and leave exactly what the general path does', asy
     mode,
     token,
     ttl,
-    opts.reentrant ? 1 : 0,
     `att${++attempt}`,
+    hint,
+    opts.reentrant ? 1 : '',
     opts.waiter ?? '',
     '',
-    hint,
-    opts.keepTtl ? 1 : 0,
+    opts.keepTtl ? 1 : '',
   ]
   const release = (mode: string, token: string) => [mode, token, hint]
 
@@ -123,6 +155,14 @@ t.test('the fast paths answer and leave exactly what the general path does', asy
   t.equal((await both('release the last', 'release', 'lock', 'k1', release('write', A)))[0], 1)
   t.equal((await both('released: not found', 'release', 'lock', 'k1', release('write', A)))[0], -2)
   t.equal((await both('again, on the kept fence counter', 'acquire', 'lock', 'k1', acquire('write', B, 30_000)))[0], 1)
+  t.equal((await both('renew', 'renew', 'lock', 'k1', ['write', B, 40_000]))[0], 1)
+  t.equal((await both('renew with the kept TTL', 'renew', 'lock', 'k1', ['write', B, 0]))[0], 1)
+  t.equal((await both('renew, not the owner', 'renew', 'lock', 'k1', ['write', A, 40_000]))[0], -3)
+  t.equal((await both('release, not the owner', 'release', 'lock', 'k1', release('write', A)))[0], -3)
+  t.ok(((await both('inspect', 'inspect', 'lock', 'k1', ['0']))[0] ?? 0) > 0, 'inspect shows the writer')
+  t.equal((await both('release after inspect', 'release', 'lock', 'k1', release('write', B)))[0], 1)
+  t.equal((await both('a new lock, inspected', 'acquire', 'lock', 'k8', acquire('write', A, 30_000)))[0], 1)
+  t.equal((await both('its release', 'release', 'lock', 'k8', release('write', A)))[0], 1)
 
   // What the fast paths do not know goes to the general path: more arguments, more hash fields.
   t.equal((await both('an argument after the ninth', 'acquire', 'lock', 'k6', [...acquire('write', A, 30_000), '', '', '', 'more']))[0], 1)
@@ -177,14 +217,21 @@ t.test('the common cases take the fast path: Redis commands per script call', as
     }
     return n
   }
-  const acquire = (token: string) => ['write', token, 30_000, 0, 'a1', '', '', hint, 0]
-  t.equal(await commands(() => call('acquire', 'lock', 'n', acquire('tokenA-0123456789abcdef'))), 5, 'a new lock: 5 commands')
-  t.equal(await commands(() => call('acquire', 'lock', 'n', acquire('tokenB-0123456789abcdef'))), 3, 'held by another: 3')
-  t.equal(await commands(() => call('release', 'lock', 'n', ['write', 'tokenA-0123456789abcdef', hint])), 5, 'release: 5')
-  await call('acquire', 'lock', 'n', acquire('tokenA-0123456789abcdef'))
+  const acquire = (token: string) => ['write', token, 30_000, 'a1', hint]
+  const A = 'tokenA-0123456789abcdef'
+  t.equal(await commands(() => call('acquire', 'lock', 'n', acquire(A))), 4, 'a new lock: 4 commands (GET, TIME, EXISTS, SET)')
+  t.equal(await commands(() => call('acquire', 'lock', 'n', acquire('tokenB-0123456789abcdef'))), 2, 'held by another: 2 (GET, TIME)')
+  t.equal(await commands(() => call('renew', 'lock', 'n', ['write', A, 30_000])), 3, 'renew: 3 (TIME, GET, SET)')
+  t.equal(await commands(() => call('release', 'lock', 'n', ['write', A, hint])), 3, 'release: 3 (GET, TIME, SET)')
+  // A hold in the hash (a re-acquire, by the general path, moves a plain hold there): released by the hash's fast path.
+  await call('acquire', 'lock', 'n', acquire(A))
+  await call('acquire', 'lock', 'n', acquire(A))
+  t.equal(await commands(() => call('release', 'lock', 'n', ['write', A, hint])), 6, 'release of a hold in the hash: 6')
+  await call('acquire', 'lock', 'n', acquire(A))
+  await call('acquire', 'lock', 'n', acquire(A))
   await client.hset(lockKeys(PREFIX, 'lock', 'n').holds, 'x', 'another field')
   const general = await commands(() => call('release', 'lock', 'n', ['write', 'tokenA-0123456789abcdef', hint]))
-  t.ok(general > 5, `a hash with a field the fast path does not know: the general path (${general} commands)`)
-  const more = await commands(() => call('acquire', 'lock', 'm', [...acquire('tokenA-0123456789abcdef'), '', '', '', 'more']))
+  t.ok(general > 6, `a hash with a field the fast path does not know: the general path (${general} commands)`)
+  const more = await commands(() => call('acquire', 'lock', 'm', [...acquire(A), '', '', '', '', '', '', '', 'more']))
   t.ok(more > 5, `an acquire with an argument after the ninth: the general path (${more} commands)`)
 })

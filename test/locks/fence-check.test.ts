@@ -12,6 +12,7 @@ import { startRedis, startRedisCluster } from '../../harness/redis-server.js'
 import { startApp, type TestApp } from '../../harness/app.js'
 import { clockShim } from '../../harness/clock-shim.js'
 import { until } from '../helpers/until.js'
+import { forgetHold } from '../helpers/plain-hold.js'
 
 type App = TestApp['app']
 
@@ -113,12 +114,12 @@ t.test('a quorum: a hold counts while a majority carries the fence; a minority o
   t.same(await check(app, `/locks/q/fence/${held.fence}`), { current: true, fence: held.fence, held: true })
 
   // Take the hold off one node, then off a second: a majority no longer carries it.
-  const hash = lockKeys('lock-service:', 'lock', 'q').holds
+  const keys = lockKeys('lock-service:', 'lock', 'q')
   const clients = nodes.map((n) => n.client())
   t.teardown(() => Promise.all(clients.map((c) => c.quit())))
-  await clients[0]!.del(hash)
+  await forgetHold(clients[0]!, keys)
   t.same(await check(app, `/locks/q/fence/${held.fence}`), { current: true, fence: held.fence, held: true }, 'two of three still carry it')
-  await clients[1]!.del(hash)
+  await forgetHold(clients[1]!, keys)
   t.same(await check(app, `/locks/q/fence/${held.fence}`), { current: false, fence: null, held: false }, 'only one of three carries it')
 
   const again = await grant(app, 'POST', '/locks/q2?ttl=60s')
@@ -148,7 +149,7 @@ t.test('a quorum: a node whose clock is distrusted does not count toward current
   )
   const client = nodes[1]!.client()
   t.teardown(() => client.quit())
-  await client.del(lockKeys('lock-service:', 'lock', 'voted').holds)
+  await forgetHold(client, lockKeys('lock-service:', 'lock', 'voted'))
   // Nodes 0 and 2 still carry the hold, but only node 2 may vote: one of the two counted answers.
   t.same(await check(app, `/locks/voted/fence/${held.fence}`), { current: false, fence: null, held: false })
 })

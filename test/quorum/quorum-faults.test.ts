@@ -9,6 +9,7 @@ import { startApp } from '../../harness/app.js'
 import { contend } from '../helpers/contenders.js'
 import { History } from '../../harness/history.js'
 import { until } from '../helpers/until.js'
+import { forgetHold, hasHold } from '../helpers/plain-hold.js'
 
 const NODE_TIMEOUT_MS = 250
 // A no-hang bound (node timeout plus slack for a loaded 2-core machine), not a speed measurement.
@@ -113,7 +114,7 @@ t.test('a node restarted empty is quarantined: a lock held before the restart is
   // X's copy on C is lost (as if C had missed the grant): X still holds A and B, a majority.
   const cClient = c.client()
   t.teardown(() => cClient.quit())
-  await cClient.del(lockKeys(PREFIX, 'lock', 'q-restart').holds)
+  await forgetHold(cClient, lockKeys(PREFIX, 'lock', 'q-restart'))
   // A restarts empty. Without the quarantine, A (empty) + C (empty) would be a majority for Y.
   await a.kill()
   await a.restart()
@@ -273,6 +274,6 @@ t.test('a split vote (no majority either way) is answered 409 and rolled back ev
   t.equal(res.json().error, 'lock_held')
   const c = nodes[2]!.client()
   t.teardown(() => c.quit())
-  await until(async () => (await c.exists(keys.holds)) === 0, 'the partial grant on C rolled back')
+  await until(async () => !(await hasHold(c, keys)), 'the partial grant on C rolled back')
   t.pass('the partial grant on C was rolled back')
 })

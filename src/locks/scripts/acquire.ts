@@ -74,19 +74,21 @@ const NO_OWNERS: readonly string[] = Object.freeze([])
 export const acquireScript: Script<AcquireInput, AcquireReply> = {
   name: 'acquire',
   args(a) {
+    // In acquire.lua's order: what a plain request needs first, so that it sends five (blanks at the end are left out).
     const args: (string | number)[] = [
       a.hold,
       a.token,
       a.ttlMs,
-      a.reentrant ? 1 : 0,
       a.attempt,
+      a.fenceHint,
+      a.reentrant ? 1 : '',
       a.waiterId,
       a.place,
-      a.fenceHint,
-      a.keepTtl ? 1 : 0,
+      a.keepTtl ? 1 : '',
     ]
-    if (a.permits === undefined && a.proposal === '' && a.owner === '' && a.sessionRef === '' && a.lockDelayMs === 0) return args
-    args.push(a.permits ?? '', a.limit ?? '', a.proposal, a.owner, a.sessionRef, a.lockDelayMs > 0 ? a.lockDelayMs : '')
+    if (a.permits !== undefined || a.proposal !== '' || a.owner !== '' || a.sessionRef !== '' || a.lockDelayMs !== 0) {
+      args.push(a.permits ?? '', a.limit ?? '', a.proposal, a.owner, a.sessionRef, a.lockDelayMs > 0 ? a.lockDelayMs : '')
+    }
     return withoutTrailingBlanks(args)
   },
   decode(reply) {
@@ -138,7 +140,7 @@ function ownersFrom(r: readonly unknown[]): string[] {
 
 /**
  * The arguments less the empty ones at the end (acquire.lua reads a missing argument as ''): most
- * acquires name no semaphore, owner or session, and every argument is work for ioredis and Redis.
+ * acquires name no semaphore, owner, session or waiter, and every argument is work for ioredis and Redis.
  */
 function withoutTrailingBlanks(args: (string | number)[]): (string | number)[] {
   let end = args.length

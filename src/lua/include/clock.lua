@@ -1,7 +1,6 @@
--- include/clock.lua — the Redis clock and whole-number formatting, which every script may need
--- before anything else (a fast path at the top of a script runs before the other includes are
--- even defined: defining their functions is part of every call's cost). src/redis/scripts.ts puts
--- this right after include/settings.lua in every script.
+-- include/clock.lua — the Redis clock and whole-number formatting, which every script's general path
+-- may need before anything else. src/redis/scripts.ts puts this right after include/settings.lua,
+-- or after a fast path (which defines nothing: defining functions is part of every call's cost).
 
 -- The Redis clock in microseconds.
 local function now_us()

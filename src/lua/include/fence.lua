@@ -5,12 +5,20 @@
 -- second round is needed to store it on a majority. It may take a fence at most FENCE_LEAD_MAX_US (half
 -- of FENCE_RETENTION_MS) ahead of this node's clock: the counter is kept FENCE_RETENTION_MS after its
 -- last use, by this node's clock (key expiry), so when it lapses TIME has passed every fence it held.
--- The stored counter is what keeps fences rising until then.
+-- The stored counter is what keeps fences rising until then. Its value starts with the last fence (a
+-- plain write hold may follow it: include/plain.lua).
 -- Fences stay below 2^53 (exact in Lua doubles and JSON numbers) until about the year 2255.
+
+-- The fence after `last` (the counter's), at this node's clock `now` (µs), with the service's hint.
+local function fence_after(last, now, hint)
+  return math.max(last + 1, now, math.min(tonumber(hint), now + FENCE_LEAD_MAX_US))
+end
+
 local function next_fence(counter_key, now, hint)
-  local floor = math.max(now, math.min(tonumber(hint), now + FENCE_LEAD_MAX_US))
+  local floor = fence_after(0, now, hint)
   -- Store the floor, reading what was there (one call when the floor is the answer, as for a new key).
-  local last = tonumber(redis.call('SET', counter_key, string.format('%.0f', floor), 'PX', FENCE_RETENTION_MS, 'GET') or '0')
+  local was = redis.call('SET', counter_key, string.format('%.0f', floor), 'PX', FENCE_RETENTION_MS, 'GET')
+  local last = was and tonumber(string.match(was, '^%d+')) or 0
   if last + 1 <= floor then return floor end
   redis.call('SET', counter_key, string.format('%.0f', last + 1), 'PX', FENCE_RETENTION_MS)
   return last + 1

@@ -6,6 +6,7 @@ local FENCE_RETENTION_MS = '{{FENCE_RETENTION_MS}}'
 -- The furthest ahead of this node's clock the service's fence hint may take a fence (µs): half the
 -- retention, so that a counter outlives the node's clock reaching every fence it stored (include/fence.lua).
 local FENCE_LEAD_MAX_US = {{FENCE_RETENTION_MS}} * 500
+local FENCE_KEEP_MS = {{FENCE_RETENTION_MS}}   -- the same, as a number
 local MAX_READERS = {{MAX_READERS}}           -- most read holds one lock may have
 local MAX_WAITERS = {{MAX_WAITERS}}           -- most waiters one lock may have
 local WAITER_LEASE_MS = {{WAITER_LEASE_MS}}   -- a waiter's place lapses unless renewed within this
@@ -16,3 +17,7 @@ local LOST_CHANNEL = '{{LOST_CHANNEL}}'       -- where a watched hold's or a ses
 -- Cluster: there it counts only the publishing node's own subscribers, while the cluster bus delivers
 -- the push to a replica subscribed on any other node, so a 0 does not mean "nobody heard it".
 local WAKE_COUNTS_RECEIVERS = {{WAKE_COUNTS_RECEIVERS}} == 1
+-- A plain write hold in a fence counter's value (include/plain.lua): fence, token, the seconds and
+-- microseconds of its latest grant or renew (TIME's), its ttl ms; then its attempt id.
+local PLAIN_HOLD = '^(%d+)|([^|]*)|(%d+)|(%d+)|(%d+)|'
+local PLAIN_HOLD_ATTEMPT = '^(%d+)|([^|]*)|(%d+)|(%d+)|(%d+)|(.*)$'
