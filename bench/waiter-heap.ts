@@ -10,7 +10,11 @@
  *   npm run build && node --import tsx bench/waiter-heap.ts [--waiters 2000] [--script dist/server.js] [--top 40]
  *
  * Fixed costs (compiled code, the scripts' source, schemas) are divided by N too: compare two builds
- * at the same N, or read the rows whose count per request is about 1 or more.
+ * at the same N, or read the rows whose count per request is about 1 or more. With `--from M` (< N),
+ * each process is snapshotted at M parked and again at N, and the figures are the difference per
+ * request parked in between: what one more parked request costs, the fixed costs cancelled.
+ *
+ *   node --import tsx bench/waiter-heap.ts --from 1000 --waiters 3000
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
@@ -26,9 +30,14 @@ const { values } = parseArgs({
     waiters: { type: 'string', default: '2000' },
     script: { type: 'string', default: 'dist/server.js' },
     top: { type: 'string', default: '40' },
+    from: { type: 'string', default: '0' },
   },
 })
 const N = Number(values.waiters)
+const FROM = Number(values.from)
+if (!(FROM >= 0 && FROM < N)) throw new Error(`--from (${FROM}) must be at least 0 and less than --waiters (${N})`)
+/** Requests parked between the two snapshots (all of them without --from). */
+const PER = N - FROM
 const BATCH = 250
 
 type Tally = Map<string, { size: number; count: number }>
@@ -99,21 +108,26 @@ async function snapshot(server: HttpServer, dir: string): Promise<string> {
   }
 }
 
-/** Opens N connections, each sending `path` (own token), BATCH at a time; resolves once `parked()` says N. */
-async function park(server: HttpServer, requestPath: string, parked: () => Promise<number>): Promise<HttpConnection[]> {
-  const conns: HttpConnection[] = []
-  for (let i = 0; i < N; i++) {
+/** Opens connections `from` … `to` - 1 (onto `conns`), each sending `path` (own token), BATCH at a time; resolves once `parked()` says `to`. */
+async function park(
+  server: HttpServer,
+  conns: HttpConnection[],
+  from: number,
+  to: number,
+  requestPath: string,
+  parked: () => Promise<number>,
+): Promise<void> {
+  for (let i = from; i < to; i++) {
     const conn = connect('raw', server.host, server.port)
     conns.push(conn)
     void conn.request('POST', requestPath, { headers: { 'lock-token': randomToken() } }).catch(() => undefined)
     if ((i + 1) % BATCH === 0) await sleep(200)
   }
   const deadline = Date.now() + 60_000
-  while ((await parked()) < N) {
-    if (Date.now() > deadline) throw new Error(`${server.name}: fewer than ${N} requests parked after 60 s`)
+  while ((await parked()) < to) {
+    if (Date.now() > deadline) throw new Error(`${server.name}: fewer than ${to} requests parked after 60 s`)
     await sleep(200)
   }
-  return conns
 }
 
 async function measure(name: 'service' | 'baseline', dir: string): Promise<{ kinds: Tally; total: number; rssMb: number }> {
@@ -129,20 +143,41 @@ async function measure(name: 'service' | 'baseline', dir: string): Promise<{ kin
   const control = connect('raw', server.host, server.port)
   const count = async (p: string, field: string) =>
     (JSON.parse((await control.request('GET', p)).body.toString()) as Record<string, number>)[field] ?? 0
-  let conns: HttpConnection[]
+  let requestPath: string
+  let parked: () => Promise<number>
   if (name === 'service') {
     const held = await control.request('POST', '/locks/waiter-heap?ttl=10m', { headers: { 'lock-token': randomToken() } })
     if (held.status !== 201) throw new Error(`holder: HTTP ${held.status}`)
-    conns = await park(server, '/locks/waiter-heap?wait=60s', () => count('/locks/waiter-heap', 'waiters'))
+    requestPath = '/locks/waiter-heap?wait=60s'
+    parked = () => count('/locks/waiter-heap', 'waiters')
   } else {
-    conns = await park(server, '/parked/waiter-heap', () => count('/parked', 'parked'))
+    requestPath = '/parked/waiter-heap'
+    parked = () => count('/parked', 'parked')
   }
+  const conns: HttpConnection[] = []
+  let before: { kinds: Tally; total: number } | undefined
+  if (FROM > 0) {
+    await park(server, conns, 0, FROM, requestPath, parked)
+    await sleep(1000)
+    before = tally(await snapshot(server, dir))
+  }
+  await park(server, conns, FROM, N, requestPath, parked)
   await sleep(1000)
   const rssMb = server.proc.memory().rssMb
-  const file = await snapshot(server, dir)
+  const after = tally(await snapshot(server, dir))
   for (const conn of [...conns, control]) conn.close()
   await server.proc.stop()
-  return { ...tally(file), rssMb }
+  return { ...(before ? minus(after, before) : after), rssMb }
+}
+
+/** `after` less `before`, kind by kind. */
+function minus(after: { kinds: Tally; total: number }, before: { kinds: Tally; total: number }): { kinds: Tally; total: number } {
+  const kinds: Tally = new Map()
+  for (const kind of new Set([...after.kinds.keys(), ...before.kinds.keys()])) {
+    const [a, b] = [after.kinds.get(kind), before.kinds.get(kind)]
+    kinds.set(kind, { size: (a?.size ?? 0) - (b?.size ?? 0), count: (a?.count ?? 0) - (b?.count ?? 0) })
+  }
+  return { kinds, total: after.total - before.total }
 }
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'lock-service-waiter-heap-'))
@@ -150,12 +185,14 @@ try {
   const service = await measure('service', dir)
   const baseline = await measure('baseline', dir)
   const kib = (bytes: number) => (bytes / 1024).toFixed(2)
-  console.log(`${N} parked requests; live heap per request: service ${kib(service.total / N)} KiB, baseline ${kib(baseline.total / N)} KiB`)
+  const parkedNote =
+    FROM > 0 ? `${PER} parked requests more (${FROM} → ${N}); live heap each` : `${N} parked requests; live heap per request`
+  console.log(`${parkedNote}: service ${kib(service.total / PER)} KiB, baseline ${kib(baseline.total / PER)} KiB`)
   console.log(`(RSS when parked: service ${service.rssMb.toFixed(1)} MiB, baseline ${baseline.rssMb.toFixed(1)} MiB)\n`)
   console.log('| bytes/request more | count/request more | kind |\n|---:|---:|---|')
   const rows = [...new Set([...service.kinds.keys(), ...baseline.kinds.keys()])].map((kind) => {
     const [s, b] = [service.kinds.get(kind), baseline.kinds.get(kind)]
-    return { kind, size: ((s?.size ?? 0) - (b?.size ?? 0)) / N, count: ((s?.count ?? 0) - (b?.count ?? 0)) / N }
+    return { kind, size: ((s?.size ?? 0) - (b?.size ?? 0)) / PER, count: ((s?.count ?? 0) - (b?.count ?? 0)) / PER }
   })
   rows.sort((a, b) => Math.abs(b.size) - Math.abs(a.size))
   for (const r of rows.slice(0, Number(values.top)))

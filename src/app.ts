@@ -1,6 +1,5 @@
 import type { Writable } from 'node:stream'
 import Fastify, { type FastifyInstance } from 'fastify'
-import fastifySwagger from '@fastify/swagger'
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod'
 import type { Config } from './config.js'
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/errors.js'
@@ -144,16 +143,19 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     throw err
   }
   const waitRoom = new WaitRoom(quorum, wakePrefix(config.keyPrefix), config.maxWaiters, metrics)
-  await waitRoom.start()
+  const subscribed = [waitRoom.start()]
   const engine = new LockEngine(quorum, config, waitRoom, metrics)
   const sessions = new SessionEngine(quorum, config, engine, metrics)
   const watchers = new Watchers(quorum, config, metrics)
-  watchers.start()
+  subscribed.push(watchers.start())
   sessions.watchSessionsWith(watchers)
   const elections = new Elections(quorum, config)
   const feeds = new ElectionFeeds(elections, quorum, config, metrics)
-  feeds.start()
+  subscribed.push(feeds.start())
   sessions.startCensus()
+  // Ready only once every node confirmed the push channels' SUBSCRIBE (a node that does not answer: within
+  // the connect timeout): a hand-off pushed before that reaches nobody, and its waiter sleeps to the end of its wait.
+  await withinMs(Promise.all(subscribed), Math.max(config.nodeTimeoutMs, 2000))
   const app: App = Object.assign(fastify, { quorum, metrics, engine, sessions, waitRoom, watchers, elections, feeds })
   // SIGTERM: parked waiters answer 503 shutting_down before the server waits for in-flight requests.
   app.addHook('preClose', async () => {
@@ -170,6 +172,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   })
 
   if (options.documentation) {
+    // Loaded only here: a running service serves its contract from openapi.yaml (src/http/api-docs.ts).
+    const { default: fastifySwagger } = await import('@fastify/swagger')
     await app.register(fastifySwagger, {
       openapi: {
         openapi: '3.1.0',
@@ -246,4 +250,11 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
 /** Secrets out of a URL before it is logged: ?token=, ?session= and a session id in the path. */
 function withoutToken(url: string): string {
   return url.replace(/([?&](?:token|session)=)[^&#]*/gi, '$1[redacted]').replace(/^(\/sessions\/)[^/?#]+/i, '$1[redacted]')
+}
+
+/** `promise` settled, or `ms` passed. */
+async function withinMs(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))])
+  clearTimeout(timer)
 }

@@ -4,7 +4,7 @@ import type { Config } from '../config.js'
 import type { VacancyReason } from '../contract/words.js'
 import { fail, ServiceError } from '../errors.js'
 import type { Metrics } from '../metrics.js'
-import type { Subscription } from '../redis/node.js'
+import { allSubscribed, type Subscription } from '../redis/node.js'
 import type { Quorum } from '../redis/quorum.js'
 import type { ElectionState, Elections, Leader } from './elections.js'
 import { isoTime } from './iso-time.js'
@@ -313,7 +313,8 @@ export class ElectionFeeds {
     readonly metrics: Metrics,
   ) {}
 
-  start(): void {
+  /** Settles once every node confirmed the subscription (a push published before that is lost). */
+  start(): Promise<void> {
     const channel = lostChannel(this.config.keyPrefix)
     for (const node of this.quorum.nodes) {
       const onPush = (message: string) => {
@@ -333,6 +334,7 @@ export class ElectionFeeds {
       }
       return longest / 1000
     }
+    return allSubscribed(this.subscriptions)
   }
 
   /** Every feed: a push may have been missed. */

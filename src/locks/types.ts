@@ -66,21 +66,30 @@ export interface AcquireRequest {
  * listener rather than an AbortSignal (an EventTarget with two Maps: ~0.7 KB per waiter).
  */
 export class ClientGone {
-  private listener: (() => void) | undefined
+  private listener: GoneListener | undefined
   gone = false
 
   notify(): void {
     if (this.gone) return
     this.gone = true
-    this.listener?.()
+    this.tell()
   }
 
-  /** Call `listener` when the client hangs up (at once, if it already has). One listener. */
-  listen(listener: () => void): void {
+  /** Tell `listener` when the client hangs up (at once, if it already has). One listener. */
+  listen(listener: GoneListener): void {
     this.listener = listener
-    if (this.gone) listener()
+    if (this.gone) this.tell()
+  }
+
+  private tell(): void {
+    const listener = this.listener
+    if (typeof listener === 'function') listener()
+    else listener?.stop()
   }
 }
+
+/** A function, or an object whose `stop()` is called: a parked waiter is its own listener (no closure each). */
+export type GoneListener = (() => void) | { stop(): void }
 
 export interface RenewRequest {
   mode: LockMode

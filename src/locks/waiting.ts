@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
-import type { Subscription } from '../redis/node.js'
+import { allSubscribed, type Subscription } from '../redis/node.js'
 import { fail, type ServiceError } from '../errors.js'
 import type { Metrics } from '../metrics.js'
 import type { Quorum } from '../redis/quorum.js'
@@ -48,7 +48,9 @@ export interface HandOffVote {
 export class Waiter {
   private pending = false
   private resolveSleep: ((why: WakeReason) => void) | undefined
-  private sleepTimer: NodeJS.Timeout | undefined
+  /** When the sleep runs out (performance.now() ms), and this waiter's place in `alarms` (-1: none). */
+  alarmAt = 0
+  alarmIndex = -1
   /** performance.now() of the latest wake-up push, for the hand-off metric. */
   wokenAt: number | undefined
   /** By node index; allocated on first use. */
@@ -65,7 +67,7 @@ export class Waiter {
     readonly place: string,
     clientGone: ClientGone | undefined,
   ) {
-    clientGone?.listen(() => this.stop())
+    clientGone?.listen(this)
   }
 
   /** The client hung up, or the replica is shutting down. */
@@ -90,8 +92,7 @@ export class Waiter {
     const resolve = this.resolveSleep
     if (!resolve) return
     this.resolveSleep = undefined
-    if (this.sleepTimer) clearTimeout(this.sleepTimer)
-    this.sleepTimer = undefined
+    alarms.remove(this)
     resolve(why)
   }
 
@@ -155,18 +156,113 @@ export class Waiter {
       this.pending = false
       return Promise.resolve('woken')
     }
-    // The state lives in the waiter's fields and the timer calls one shared function: no closure
-    // per parked request (10,000 of them are parked at once).
+    // The state lives in the waiter's fields and one timer serves every sleeper: no closure or
+    // Timeout per parked request (10,000 of them are parked at once).
     return new Promise((resolve) => {
       this.resolveSleep = resolve
-      if (ms > 0) this.sleepTimer = setTimeout(sleepRanOut, ms, this)
+      // Whole milliseconds (a small integer is stored unboxed), rounded up: never earlier than asked.
+      if (ms > 0) alarms.add(this, Math.ceil(performance.now() + ms))
     })
   }
 }
 
-function sleepRanOut(waiter: Waiter): void {
-  waiter.endSleep('timer')
+/**
+ * The sleeping waiters by when their sleep runs out, earliest first (a binary heap), and one timer,
+ * for the earliest: a Timeout each would cost a parked request ~0.2 KB (the Timeout, its boxed
+ * numbers, its arguments). A sleep ends no earlier than asked, as with setTimeout.
+ */
+class Alarms {
+  private readonly heap: Waiter[] = []
+  private timer: NodeJS.Timeout | undefined
+  /** When the timer fires (Infinity: not set). */
+  private timerAt = Infinity
+
+  add(waiter: Waiter, at: number): void {
+    waiter.alarmAt = at
+    waiter.alarmIndex = this.heap.length
+    this.heap.push(waiter)
+    this.up(waiter.alarmIndex)
+    if (at < this.timerAt) this.arm(at)
+  }
+
+  /** Takes `waiter` out (if in); the timer stays: firing early only re-arms it. */
+  remove(waiter: Waiter): void {
+    const i = waiter.alarmIndex
+    if (i < 0) return
+    waiter.alarmIndex = -1
+    const last = this.heap.pop() as Waiter
+    if (last !== waiter) {
+      this.place(last, i)
+      this.down(i)
+      this.up(last.alarmIndex)
+    }
+    if (this.heap.length === 0) this.disarm()
+  }
+
+  private arm(at: number): void {
+    if (this.timer) clearTimeout(this.timer)
+    this.timerAt = at
+    this.timer = setTimeout(ring, Math.max(1, at - performance.now()), this)
+  }
+
+  private disarm(): void {
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = undefined
+    this.timerAt = Infinity
+  }
+
+  /** The timer fired: every sleep due ends; the timer is set for the next one. */
+  ring(): void {
+    this.timer = undefined
+    this.timerAt = Infinity
+    const now = performance.now()
+    for (let first = this.heap[0]; first && first.alarmAt <= now; first = this.heap[0]) {
+      this.remove(first)
+      first.endSleep('timer')
+    }
+    const next = this.heap[0]
+    if (next) this.arm(next.alarmAt)
+  }
+
+  private place(waiter: Waiter, i: number): void {
+    this.heap[i] = waiter
+    waiter.alarmIndex = i
+  }
+
+  private up(i: number): void {
+    const waiter = this.heap[i] as Waiter
+    while (i > 0) {
+      const parent = (i - 1) >> 1
+      const above = this.heap[parent] as Waiter
+      if (above.alarmAt <= waiter.alarmAt) break
+      this.place(above, i)
+      i = parent
+    }
+    this.place(waiter, i)
+  }
+
+  private down(i: number): void {
+    const waiter = this.heap[i] as Waiter
+    const n = this.heap.length
+    for (;;) {
+      let child = 2 * i + 1
+      if (child >= n) break
+      const right = this.heap[child + 1]
+      if (right && right.alarmAt < (this.heap[child] as Waiter).alarmAt) child++
+      const below = this.heap[child] as Waiter
+      if (below.alarmAt >= waiter.alarmAt) break
+      this.place(below, i)
+      i = child
+    }
+    this.place(waiter, i)
+  }
 }
+
+function ring(alarms: Alarms): void {
+  alarms.ring()
+}
+
+const alarms = new Alarms()
 
 /**
  * The waiters parked on this replica, and what keeps them honest: a subscription (one per node) on
@@ -199,7 +295,11 @@ export class WaitRoom {
     return this.stopping
   }
 
-  async start(): Promise<void> {
+  /**
+   * Subscribes to this replica's wake-up channel on every node; settles once they have confirmed it
+   * (a push published before that is lost: its waiter would sleep until its wait ran out).
+   */
+  start(): Promise<void> {
     const channel = this.wakePrefix + this.replicaId
     for (const node of this.quorum.nodes) {
       const onPush = (message: string) => {
@@ -219,6 +319,7 @@ export class WaitRoom {
     }
     this.touchTimer = setInterval(() => this.touchAll(), TOUCH_EVERY_MS)
     this.touchTimer.unref()
+    return allSubscribed(this.subscriptions)
   }
 
   /** Whether `park` would take another waiter. */

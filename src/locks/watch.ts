@@ -4,7 +4,7 @@ import { fail } from '../errors.js'
 import type { Config } from '../config.js'
 import { isWordOf, lostReasons, type LostReason } from '../contract/words.js'
 import type { Metrics } from '../metrics.js'
-import type { Subscription } from '../redis/node.js'
+import { allSubscribed, type Subscription } from '../redis/node.js'
 import type { Quorum } from '../redis/quorum.js'
 import { ReplyCode } from '../redis/scripts.js'
 import { lockKeys, sessionKeys } from './keys.js'
@@ -55,7 +55,8 @@ export class Watchers {
     private readonly metrics: Metrics,
   ) {}
 
-  start(): void {
+  /** Settles once every node confirmed the subscription (a push published before that is lost). */
+  start(): Promise<void> {
     const channel = lostChannel(this.config.keyPrefix)
     for (const node of this.quorum.nodes) {
       const onPush = (message: string) => {
@@ -66,6 +67,7 @@ export class Watchers {
       // A push missed while disconnected: each watcher still times its hold's expiry and looks again then.
       this.subscriptions.push(node.subscribe(channel, onPush, () => undefined))
     }
+    return allSubscribed(this.subscriptions)
   }
 
   /** SIGTERM: every parked watcher answers 503 shutting_down (its client asks another replica). */

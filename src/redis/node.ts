@@ -17,7 +17,7 @@ import { scanKeys, subscribe, type Subscription } from './pubsub-scan.js'
 export { NodeError, type NodeFailure } from './errors.js'
 export type { NodeLog } from './health.js'
 export type { Identity, RestartVerdict } from './vote-rule.js'
-export type { Subscription } from './pubsub-scan.js'
+export { allSubscribed, type Subscription } from './pubsub-scan.js'
 
 export interface NodeStatus {
   index: number

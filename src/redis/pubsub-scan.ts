@@ -4,6 +4,8 @@ import { isCluster, type RedisClient } from './topology.js'
 /** What a node offers beyond scripts: a channel to listen on, and the keys to list. */
 
 export interface Subscription {
+  /** Settles once the node has confirmed the subscription (pushes published before that are lost), or it failed. */
+  readonly subscribed: Promise<void>
   close(): Promise<void>
 }
 
@@ -32,9 +34,13 @@ export function subscribe(
     if (connectedBefore) onReconnect()
     connectedBefore = true
   })
-  sub.subscribe(channel).catch(() => undefined)
+  const subscribed = sub.subscribe(channel).then(
+    () => undefined,
+    () => undefined,
+  )
   // A subscriber that never got ready (e.g. on a port that accepts and never answers) would queue QUIT forever.
   return {
+    subscribed,
     close: () =>
       sub.status === 'ready'
         ? sub.quit().then(
@@ -43,6 +49,11 @@ export function subscribe(
           )
         : Promise.resolve(sub.disconnect()),
   }
+}
+
+/** Settles once every one of `subscriptions` is confirmed (or failed). */
+export function allSubscribed(subscriptions: readonly Subscription[]): Promise<void> {
+  return Promise.all(subscriptions.map((s) => s.subscribed)).then(() => undefined)
 }
 
 /**

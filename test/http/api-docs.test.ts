@@ -4,6 +4,7 @@
  * playwright-core; scripts/ensure-deps.sh installs it) that may reach nothing but the service.
  */
 import { createHash } from 'node:crypto'
+import { createRequire } from 'node:module'
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import t from 'tap'
@@ -32,9 +33,13 @@ t.test('GET /docs: open like /openapi.yaml, the same document, assets served her
   t.equal((await app.inject({ url: '/locks/docs:a' })).statusCode, 401, 'the service needs a key')
   const metrics = (await app.inject({ url: '/metrics' })).body
   t.notMatch(metrics, /route="\/docs/, 'no HTTP series for the page before it is visited (hidden routes are not zeroed)')
+  /** Swagger UI's modules loaded into this process so far (CommonJS: in require's cache). */
+  const swaggerUiLoaded = () => Object.keys(createRequire(import.meta.url).cache).some((file) => file.includes('@fastify/swagger-ui'))
+  t.notOk(swaggerUiLoaded(), 'Swagger UI is not loaded before the page is visited (a process that never serves it does not keep it)')
 
   const page = await app.inject({ url: '/docs' })
   t.equal(page.statusCode, 200, '/docs needs no key')
+  t.ok(swaggerUiLoaded(), 'the first visit loads it')
   t.match(page.headers['content-type'], /^text\/html/)
   t.match(page.headers['content-security-policy'], /default-src 'self'/, 'the browser may load nothing from elsewhere')
   t.match(page.body, /<title>lock-service API reference<\/title>/)

@@ -8,6 +8,8 @@ import { contendOnNewApp } from '../helpers/contenders.js'
 import { until } from '../helpers/until.js'
 import { ClientGone } from '../../src/locks/types.js'
 import { lockKeys } from '../../src/locks/keys.js'
+import { wakePrefix } from '../../src/locks/waiting.js'
+import { startProxy } from '../../harness/tcp-proxy.js'
 
 const tok = (name: string) => `${name}-wait-token-000000`
 
@@ -97,6 +99,23 @@ t.test('waiting on one Redis', async (t) => {
     t.ok(body.waitedMs >= 290 && body.waitedMs < 3000, `waitedMs ${body.waitedMs}`)
     t.ok(Number(res.headers['retry-after']) >= 1)
     t.equal(await waitersOn('/locks/w3'), 0)
+  })
+
+  t.test('waits of different lengths each run out at their own end, the shortest first (one timer serves every sleeper)', async (t) => {
+    await post('/locks/w3b?ttl=10s', tok('a'))
+    const ended: number[] = []
+    const waits = [900, 300, 600].map((ms, i) =>
+      post(`/locks/w3b?wait=${ms}ms`, tok(`w${i}`)).then((res) => {
+        ended.push(ms)
+        return { ms, res }
+      }),
+    )
+    for (const { ms, res } of await Promise.all(waits)) {
+      t.equal(res.statusCode, 409, `the ${ms} ms wait`)
+      t.ok(res.json().waitedMs >= ms - 10, `the ${ms} ms wait ran out after ${res.json().waitedMs} ms, not before`)
+    }
+    t.same(ended, [300, 600, 900])
+    t.equal(await waitersOn('/locks/w3b'), 0)
   })
 
   t.test('first come, first served: six waiters are granted in arrival order', async (t) => {
@@ -250,6 +269,30 @@ t.test('a hand-off is the release script alone: the waiter sends nothing more to
     )
     t.same(holds, Array(n).fill([tok('b'), String(res.json().fence)]), `N=${n}: every node holds it for b, with the fence b was given`)
   }
+})
+
+t.test('a replica is ready only once it listens for hand-offs: a waiter parked at once is woken by the release', async (t) => {
+  const redis = await startRedis({ t })
+  const proxy = await startProxy({ port: redis.port }, { t })
+  // Every command reaches Redis 200 ms late, the wake-up channel's SUBSCRIBE too: a push published
+  // before it arrives reaches nobody, and its waiter would sleep until its wait ran out.
+  proxy.setLatency({ up: { ms: 200 } })
+  const { app, config } = await startApp(t, [proxy.url], { nodeTimeoutMs: 2000 })
+  const spy = redis.client()
+  t.teardown(() => spy.disconnect())
+  const [, subscribers] = (await spy.pubsub('NUMSUB', wakePrefix(config.keyPrefix) + app.waitRoom.replicaId)) as [string, number]
+  t.equal(subscribers, 1, 'subscribed to its wake-up channel before buildApp resolved')
+
+  const post = (url: string, token: string) => app.inject({ method: 'POST', url, headers: { 'lock-token': token } })
+  t.equal((await post('/locks/early?ttl=30s', tok('a'))).statusCode, 201)
+  const started = performance.now()
+  const waiting = post('/locks/early?wait=20s', tok('b'))
+  await until(async () => app.waitRoom.size === 1, 'b parked')
+  await app.inject({ method: 'DELETE', url: '/locks/early', headers: { 'lock-token': tok('a') } })
+  const res = await waiting
+  t.equal(res.statusCode, 201)
+  const took = performance.now() - started
+  t.ok(took < 10_000, `b granted ${took.toFixed(0)} ms after it asked, by the hand-off, not at the end of its 20 s wait`)
 })
 
 t.test('a waiter whose HTTP client hangs up leaves the line at once', async (t) => {
