@@ -80,4 +80,3 @@ async function scanPage(
     cursor: next === '0' ? null : `${node.index}.${next}`,
   }
 }
-
