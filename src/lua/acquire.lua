@@ -34,7 +34,7 @@
 --                                           a conflicting hold, or others ahead in line.
 --                                           wakeInMs: when a waiter at the front should try again
 --                                           (the conflicting holds lapse); 0: wait for a push.
---                                           redisUs: this node's clock (µs), to date a later hand-off;
+--                                           redisUs: this node's clock (µs), to date a later hand-off (0 when not waiting);
 --                                           owner…: the owner labels of the holds (include/label.lua)
 --          { DELAYED, retryAfterMs, wakeInMs, redisUs }
 --                                           nothing in the way holds it, but the lock-delay of a
@@ -91,10 +91,7 @@ if plain then
       -- A plain hold, so nothing else is on the lock.
       local holder = string.match(redis.call('GET', lock), PLAIN_HOLD_TOKEN)
       local left = redis.call('PTTL', lock)
-      if holder ~= tok and left > 0 then
-        local time = redis.call('TIME')
-        return { HELD, left, left, tonumber(time[1]) * 1000000 + tonumber(time[2]) }
-      end
+      if holder ~= tok and left > 0 then return { HELD, left, left, 0 } end
     elseif present == 1 and form == 'hash' then
       -- The one key present is the hash: no readers' zset, no line, no delays.
       local h = redis.call('HMGET', lock, 'w', 'we', 'r:' .. tok, 'wo')
@@ -103,7 +100,7 @@ if plain then
         local clock = tonumber(time[1]) * 1000000 + tonumber(time[2])
         local left = tonumber(h[2] or '0') - math.floor(clock / 1000)
         -- As the general path's refusal: with the writer's owner label, if it has one (include/label.lua).
-        if left > 0 then return { HELD, left, left, clock, h[4] or nil } end
+        if left > 0 then return { HELD, left, left, 0, h[4] or nil } end
       end
     end
   end
@@ -156,11 +153,13 @@ local function refused(conflict_ms, delayed)
     end
   end
   local front = may_pass(wid, mode)
-  if delayed then return { DELAYED, conflict_ms, front and conflict_ms or 0, clock } end
+  -- The clock dates a later hand-off: a waiter's alone.
+  local at = wid ~= '' and clock or 0
+  if delayed then return { DELAYED, conflict_ms, front and conflict_ms or 0, at } end
   if conflict_ms > 0 then
-    return with_owners({ HELD, conflict_ms, front and conflict_ms or 0, clock }, now)
+    return with_owners({ HELD, conflict_ms, front and conflict_ms or 0, at }, now)
   end
-  return with_owners({ HELD, head_lease_ms(now), 0, clock }, now)
+  return with_owners({ HELD, head_lease_ms(now), 0, at }, now)
 end
 
 local w = redis.call('HGET', KEYS[1], 'w')

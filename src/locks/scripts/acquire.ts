@@ -39,7 +39,7 @@ export interface Granted {
 
 /**
  * A conflicting hold, or others ahead in line. `wakeInMs`: when a waiter at the front should try again
- * (0: wait for a push); `redisUs`: the node's clock, to date a later hand-off; `owners`: the owner
+ * (0: wait for a push); `redisUs`: the node's clock, to date a later hand-off (a waiter's; 0 otherwise); `owners`: the owner
  * labels of the holds in the way. `delayed`: the script said DELAYED — nothing holds what was asked
  * for, but a lock-delay runs for retryAfterMs more; it waits and counts as a HELD refusal does.
  */
