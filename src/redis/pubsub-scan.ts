@@ -26,18 +26,26 @@ export function subscribe(
         enableOfflineQueue: true,
         redisOptions: { ...client.options.redisOptions, commandTimeout: undefined, autoResendUnfulfilledCommands: true },
       })
-    : client.duplicate({ enableOfflineQueue: true, commandTimeout: undefined, autoResendUnfulfilledCommands: true })
+    : // Not ioredis' own re-SUBSCRIBE after a reconnect: it drops that command's promise (a connection
+      // lost before the answer rejects it unhandled, which ends the process) and then forgets the
+      // channel for good. This one subscribes again on every reconnect, its promise handled.
+      client.duplicate({ enableOfflineQueue: true, commandTimeout: undefined, autoResendUnfulfilledCommands: true, autoResubscribe: false })
   sub.on('error', () => undefined)
   sub.on('message', (_channel: string, message: string) => onMessage(message))
+  const subscribeNow = () =>
+    sub.subscribe(channel).then(
+      () => undefined,
+      () => undefined,
+    )
   let connectedBefore = false
   sub.on('ready', () => {
-    if (connectedBefore) onReconnect()
+    if (connectedBefore) {
+      if (!isCluster(sub)) void subscribeNow()
+      onReconnect()
+    }
     connectedBefore = true
   })
-  const subscribed = sub.subscribe(channel).then(
-    () => undefined,
-    () => undefined,
-  )
+  const subscribed = subscribeNow()
   // A subscriber that never got ready (e.g. on a port that accepts and never answers) would queue QUIT forever.
   return {
     subscribed,
