@@ -4,7 +4,7 @@ import { holdOwners } from './owners.js'
 import { readerHolds } from './readers.js'
 import { inspectScript } from './scripts/inspect.js'
 import type { LockState } from './types.js'
-import { backendUnavailable, consensus, countedValues, majorityFloor, settledByCounted } from './votes.js'
+import { backendUnavailable, consensus, countedValues, majorityFloor, settledByEveryNode } from './votes.js'
 
 /** The state a majority agrees on. A hold counts while a majority of its copies is live. */
 export async function inspectLock(ctx: LockContext, namespace: Namespace, key: string, withReaders: boolean): Promise<LockState> {
@@ -12,7 +12,7 @@ export async function inspectLock(ctx: LockContext, namespace: Namespace, key: s
   const keys = lockKeys(ctx.config.keyPrefix, namespace, key)
   const input = { withHolds: withReaders }
   const [tally, owners] = await Promise.all([
-    quorum.ask((node) => node.call(inspectScript, keys.all, input), settledByCounted),
+    quorum.ask((node) => node.call(inspectScript, keys.all, input), settledByEveryNode),
     holdOwners(quorum, keys),
   ])
   const all = countedValues(tally)

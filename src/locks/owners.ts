@@ -2,7 +2,7 @@ import type { Quorum } from '../redis/quorum.js'
 import type { LockKeys } from './keys.js'
 import { MAX_OWNERS_SHOWN, type HoldOwner } from './types.js'
 import { ownersScript, type OwnersReply } from './scripts/owners.js'
-import { countedValues, settledByCounted } from './votes.js'
+import { countedValues, settledByEveryNode } from './votes.js'
 
 /**
  * The owner labels of a lock's live holds that a majority of the voting nodes shows (a hold carries
@@ -35,7 +35,7 @@ export function ownersOf(replies: readonly OwnersReply[], majority: number): Hol
  */
 export async function holdOwners(quorum: Quorum, keys: LockKeys): Promise<HoldOwner[]> {
   try {
-    const tally = await quorum.ask((node) => node.call(ownersScript, keys.all, { most: MAX_OWNERS_SHOWN }), settledByCounted)
+    const tally = await quorum.ask((node) => node.call(ownersScript, keys.all, { most: MAX_OWNERS_SHOWN }), settledByEveryNode)
     const counted = countedValues(tally)
     if (counted.length < tally.majority) return []
     return ownersOf(counted, tally.majority)

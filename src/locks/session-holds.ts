@@ -17,7 +17,7 @@ import { sessionUnbindScript } from './scripts/session_unbind.js'
 import { boundRenewVotes, decided, settledForBoundRenew, settledForSession, withCode, type Done } from './session-votes.js'
 import { storageOf, type AcquireRequest, type Grant, type HoldKind, type LockMode } from './types.js'
 import { validityMs } from './validity.js'
-import { consensus, countCode, majorityFloor, settledByCounted } from './votes.js'
+import { consensus, countCode, majorityFloor, settledByEveryNode } from './votes.js'
 
 /** One hold of a session, as its routes show it (never its token). */
 export interface SessionHold {
@@ -200,7 +200,7 @@ export class SessionHolds {
   private async state(b: BoundHold, ref: string): Promise<SessionHold | undefined> {
     const { keys, hold } = this.lockOf(b)
     try {
-      const tally = await this.quorum.ask((node) => node.call(holdStateScript, keys.all, { hold, token: b.token, ref }), settledByCounted)
+      const tally = await this.quorum.ask((node) => node.call(holdStateScript, keys.all, { hold, token: b.token, ref }), settledByEveryNode)
       const held = withCode(tally, ReplyCode.HOLDING)
       if (held.length < tally.majority) return undefined
       const remainingMs = majorityFloor(

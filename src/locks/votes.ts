@@ -52,9 +52,14 @@ export function countedAnswers(tally: Tally<unknown>): number {
   return n
 }
 
-/** For a read (inspect, a watch's look): settle once a majority of counted answers is in, whatever they say. */
-export function settledByCounted(t: Tally<unknown>): boolean {
-  return countedAnswers(t) >= t.majority
+/**
+ * For a read (inspect, owners, a session's hold state, a watch's look): settled only once every node
+ * has answered or failed (each within the node timeout). The first majority to answer may be two
+ * nodes that each missed different grants (a node cut off meanwhile): settling on them would call a
+ * hold free that a majority has, and tell its holder's watch that it was lost.
+ */
+export function settledByEveryNode(): boolean {
+  return false
 }
 
 /**

@@ -12,7 +12,7 @@ import { sessionRef } from './session-id.js'
 import { sessionShowScript } from './scripts/session_show.js'
 import { watchScript } from './scripts/watch.js'
 import { kindOf, storageOf, type ClientGone, type LockMode } from './types.js'
-import { backendUnavailable, consensus, countedValues, majorityFloor, settledByCounted } from './votes.js'
+import { backendUnavailable, consensus, countedValues, majorityFloor, settledByEveryNode } from './votes.js'
 import { isoTime } from './iso-time.js'
 
 /** What a watch answers: the hold is gone (why, when), or still held when the wait ran out. */
@@ -87,7 +87,7 @@ export class Watchers {
     const keys = lockKeys(this.config.keyPrefix, namespace, key)
     let seenHeld = false
     const look = async (): Promise<Look> => {
-      const tally = await this.quorum.ask((node) => node.call(watchScript, keys.all, { hold, token }), settledByCounted)
+      const tally = await this.quorum.ask((node) => node.call(watchScript, keys.all, { hold, token }), settledByEveryNode)
       const all = countedValues(tally)
       if (all.length < tally.majority) throw backendUnavailable(this.quorum, tally, 'no_majority')
       const held = all.flatMap((r) => (r.code === ReplyCode.HOLDING ? [r] : []))
@@ -121,7 +121,7 @@ export class Watchers {
   watchSession(by: string, id: string, waitMs: number, gone?: ClientGone, onHeld?: (remainingMs: number) => void) {
     const keys = sessionKeys(this.config.keyPrefix, sessionRef(id))
     const look = async (): Promise<Look> => {
-      const tally = await this.quorum.ask((node) => node.call(sessionShowScript, keys.all, { by }), settledByCounted)
+      const tally = await this.quorum.ask((node) => node.call(sessionShowScript, keys.all, { by }), settledByEveryNode)
       const all = countedValues(tally)
       if (all.length < tally.majority) throw backendUnavailable(this.quorum, tally, 'no_majority')
       const live = all.flatMap((r) => (r.code === ReplyCode.LIVE ? [r.remainingMs] : []))
