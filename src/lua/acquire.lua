@@ -187,7 +187,7 @@ if mode == 'write' then
   if delayed > 0 then return refused(delayed, true) end
   if not may_pass(wid, mode) then return refused(0) end
   local fence = next_fence(KEYS[3], clock, hint)
-  redis.call('HSET', KEYS[1], 'w', tok, 'wf', fmt(fence), 'wc', '1', 'wt', ttl, 'we', now + ttl, 'wa', att, 'wac', '0')
+  redis.call('HSET', KEYS[1], new_writer(tok, fmt(fence), ttl, now + ttl, att))
   return granted(GRANTED, fence, 1)
 end
 

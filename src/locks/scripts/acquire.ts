@@ -139,11 +139,12 @@ function ownersFrom(r: readonly unknown[]): string[] {
 }
 
 /**
- * The arguments less the empty ones at the end (acquire.lua reads a missing argument as ''): most
+ * Drops the empty arguments at the end, in place (acquire.lua reads a missing argument as ''): most
  * acquires name no semaphore, owner, session or waiter, and every argument is work for ioredis and Redis.
  */
 function withoutTrailingBlanks(args: (string | number)[]): (string | number)[] {
   let end = args.length
   while (end > 0 && args[end - 1] === '') end--
-  return end === args.length ? args : args.slice(0, end)
+  args.length = end
+  return args
 }

@@ -5,8 +5,8 @@
 -- second round is needed to store it on a majority. It may take a fence at most FENCE_LEAD_MAX_US (half
 -- of FENCE_RETENTION_MS) ahead of this node's clock: the counter is kept FENCE_RETENTION_MS after its
 -- last use, by this node's clock (key expiry), so when it lapses TIME has passed every fence it held.
--- The stored counter is what keeps fences rising until then. Its value starts with the last fence (a
--- plain write hold may follow it: include/plain.lua).
+-- The stored counter is what keeps fences rising until then. Its value is the last fence. acquire.lua's
+-- fast path does the same inline (it runs before any include is defined).
 -- Fences stay below 2^53 (exact in Lua doubles and JSON numbers) until about the year 2255.
 
 -- The fence after `last` (the counter's), at this node's clock `now` (µs), with the service's hint.

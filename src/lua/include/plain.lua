@@ -9,6 +9,12 @@
 -- Being a string under the hash's name, a plain hold is never mistaken for a free lock by anything
 -- that expects the hash: a script that does not know the form fails (WRONGTYPE) before it writes.
 
+-- The hash fields of a new write hold, as HSET's field-value arguments (multiple returns: no table):
+-- token, fence, count 1, ttl, expiry (Redis ms), attempt id, count before its latest grant 0.
+local function new_writer(tok, fence, ttl, expires, att)
+  return 'w', tok, 'wf', fence, 'wc', '1', 'wt', ttl, 'we', expires, 'wa', att, 'wac', '0'
+end
+
 -- A plain hold's parts: fence, token, ttl and attempt (text), and its ms left (PTTL); nil when the
 -- lock's key is not a string.
 local function plain_hold()
@@ -23,7 +29,7 @@ local function promote(now)
   if not fence then return end
   redis.call('DEL', KEYS[1])
   if left > 0 then
-    redis.call('HSET', KEYS[1], 'w', tok, 'wf', fence, 'wc', '1', 'wt', ttl, 'we', fmt(now + left), 'wa', att, 'wac', '0')
+    redis.call('HSET', KEYS[1], new_writer(tok, fence, ttl, fmt(now + left), att))
     redis.call('PEXPIRE', KEYS[1], left)
   end
 end
@@ -34,7 +40,9 @@ end
 local function plain_fields(now, ...)
   local fence, tok, ttl, att, left = plain_hold()
   if not fence then return nil end
-  local value = { w = tok, wf = fence, wc = '1', wt = ttl, we = now + left, wa = att, wac = '0' }
+  local fields = { new_writer(tok, fence, ttl, now + left, att) }
+  local value = {}
+  for i = 1, #fields, 2 do value[fields[i]] = fields[i + 1] end
   local out = {}
   for i, field in ipairs({ ... }) do out[i] = value[field] end
   return out
