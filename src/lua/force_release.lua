@@ -4,6 +4,7 @@
 --@keys 1
 -- (the lock's hash; the rest are named from it: include/lock_keys.lua)
 --@include lock_keys
+--@include plain
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua), KEYS[7] why watched holds went (include/lost.lua),
 -- KEYS[8] lock-delays (include/delay.lua: a dropped hold's delay runs from now)
@@ -17,7 +18,6 @@
 --@include queue
 --@include lost
 
---@include plain
 
 local now = now_ms()
 promote(now)

@@ -5,6 +5,7 @@
 --@keys 1
 -- (the lock's hash; the rest are named from it: include/lock_keys.lua)
 --@include lock_keys
+--@include plain
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua), KEYS[7] why watched holds went (include/lost.lua),
 -- KEYS[8] lock-delays (include/delay.lua: closing a session is its holder's release, so no delay)
@@ -20,7 +21,6 @@
 --@include label
 --@include lost
 
---@include plain
 
 local mode, tok, ref = ARGV[1], ARGV[2], ARGV[3]
 local now = now_ms()

@@ -6,6 +6,7 @@
 --@keys 1
 -- (the lock's hash; the rest are named from it: include/lock_keys.lua)
 --@include lock_keys
+--@include plain
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua)
 -- ARGV[1] waiter id   ARGV[2] mode: 'read' | 'write'   ARGV[3] its token, or '' to keep a hold
@@ -18,7 +19,6 @@
 --@include fence
 --@include queue
 
---@include plain
 
 local id, mode, tok, hint = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local now = now_ms()

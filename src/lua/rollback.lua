@@ -4,6 +4,7 @@
 --@keys 1
 -- (the lock's hash; the rest are named from it: include/lock_keys.lua)
 --@include lock_keys
+--@include plain
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua)
 -- ARGV[1] mode: 'read' | 'write'   ARGV[2] token   ARGV[3] attempt id
@@ -16,7 +17,6 @@
 --@include fence
 --@include queue
 
---@include plain
 
 local now = now_ms()
 promote(now)

@@ -9,7 +9,8 @@
 -- Being a string under the hash's name, a plain hold is never mistaken for a free lock by anything
 -- that expects the hash: a script that does not know the form fails (WRONGTYPE) before it writes.
 
--- The hash fields of a new write hold, as HSET's field-value arguments (multiple returns: no table):
+-- The hash fields of a new write hold, as HSET's field-value arguments (multiple returns: no table);
+-- also a hand-off's (include/queue.lua: plain comes before queue in every script):
 -- token, fence, count 1, ttl, expiry (Redis ms), attempt id, count before its latest grant 0.
 local function new_writer(tok, fence, ttl, expires, att)
   return 'w', tok, 'wf', fence, 'wc', '1', 'wt', ttl, 'we', expires, 'wa', att, 'wac', '0'

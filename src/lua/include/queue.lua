@@ -117,7 +117,7 @@ local function hand_off(id, w, hint, limit, prefer)
   if heard == 0 and WAKE_COUNTS_RECEIVERS then return false end
   local expires = math.floor(clock / 1000) + w.ttl
   if w.mode == 'write' then
-    redis.call('HSET', KEYS[1], 'w', w.tok, 'wf', fmt(fence), 'wc', '1', 'wt', w.ttl, 'we', expires, 'wa', id, 'wac', '0')
+    redis.call('HSET', KEYS[1], new_writer(w.tok, fmt(fence), w.ttl, expires, id))
   else
     if slots then take_slots(w.tok, slots, limit) end
     put_reader(w.tok, { fence = fence, count = 1, ttl = w.ttl, att = id, attc = 0, permits = w.permits, slots = slots }, expires)
