@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import type { Config } from '../config.js'
 import type { SessionEngine } from '../locks/sessions.js'
-import { noQuery } from './schemas/common.js'
+import { noBody, noQuery } from './schemas/common.js'
 import { errorResponses } from './schemas/errors.js'
 import {
   keepaliveSchema,
@@ -54,6 +54,7 @@ export async function sessionRoutes(fastify: FastifyInstance, { config, sessions
       tags: ['sessions'],
       params: sessionParams,
       querystring: noQuery,
+      body: noBody.describe("None (or {}): a keepalive renews for the session's own TTL, set when it was opened"),
       response: { 200: keepaliveSchema.describe('Renewed'), ...errorResponses([400, 401, 404, 413, 415, 503]) },
     },
     handler: async (request) => sessions.keepalive(sessionOwnerKey(request), request.params.id),
@@ -78,6 +79,7 @@ export async function sessionRoutes(fastify: FastifyInstance, { config, sessions
       tags: ['sessions'],
       params: sessionParams,
       querystring: noQuery,
+      body: noBody.describe('None (or {})'),
       response: { 200: sessionClosedSchema.describe('Closed'), ...errorResponses([400, 401, 404, 413, 415, 503]) },
     },
     handler: async (request) => ({ closed: true as const, holds: await sessions.close(sessionOwnerKey(request), request.params.id) }),

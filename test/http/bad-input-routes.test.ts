@@ -161,6 +161,18 @@ const rows: [string, Row][] = [
     'keepalive: truncated JSON',
     { method: 'PUT', url: `/sessions/${SESSION}/keepalive`, headers: json, payload: '[', status: 400, error: 'invalid_request' },
   ],
+  [
+    'keepalive: a body field (the TTL is set at open)',
+    { method: 'PUT', url: `/sessions/${SESSION}/keepalive`, payload: { ttlMs: 5000 }, status: 400, error: 'invalid_request' },
+  ],
+  [
+    'keepalive: an empty body object (control)',
+    { method: 'PUT', url: `/sessions/${SESSION}/keepalive`, payload: {}, status: 404, error: 'session_not_found' },
+  ],
+  [
+    'close a session: a body field',
+    { method: 'DELETE', url: `/sessions/${SESSION}`, payload: { force: true }, status: 400, error: 'invalid_request' },
+  ],
   ['keepalive of no session (control)', { method: 'PUT', url: `/sessions/${SESSION}/keepalive`, status: 404, error: 'session_not_found' }],
   ['show a session: id too short', { method: 'GET', url: '/sessions/s.abc', status: 400, error: 'invalid_request' }],
   [

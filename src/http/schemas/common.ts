@@ -90,6 +90,9 @@ export const lockDelayMsSchema = (limits: Limits) =>
  */
 export const optionalBody = <T extends z.ZodType>(schema: T) => schema.nullable().optional()
 
+/** A body that may be left out, or be `{}`: a field in it is a 400 rather than silently ignored. */
+export const noBody = optionalBody(z.strictObject({}))
+
 export const ttlMsSchema = (limits: Limits) =>
   z
     .number()

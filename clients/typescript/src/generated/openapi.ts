@@ -3399,7 +3399,12 @@ export interface operations {
       }
       cookie?: never
     }
-    requestBody?: never
+    /** @description Optional: an empty body means all defaults. Must be a JSON object when present. */
+    requestBody?: {
+      content: {
+        'application/json': Record<string, never>
+      }
+    }
     responses: {
       /** @description Renewed */
       200: {
@@ -3611,7 +3616,12 @@ export interface operations {
       }
       cookie?: never
     }
-    requestBody?: never
+    /** @description Optional: an empty body means all defaults. Must be a JSON object when present. */
+    requestBody?: {
+      content: {
+        'application/json': Record<string, never>
+      }
+    }
     responses: {
       /** @description Closed */
       200: {
