@@ -4,7 +4,6 @@
 --@keys 1
 -- (the lock's hash; the rest are named from it: include/lock_keys.lua)
 --@include lock_keys
---@include plain
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua), KEYS[7] why watched holds went (include/lost.lua),
 -- KEYS[8] lock-delays (include/delay.lua: a dropped hold's delay runs from now)
@@ -12,12 +11,12 @@
 -- ARGV[3] fence hint, µs, for a hand-off to the next waiter (include/fence.lua)
 --
 -- Returns  1 when a hold was dropped, 0 when there was no such hold
+--@include plain
 --@include holds
 --@include delay
 --@include fence
 --@include queue
 --@include lost
-
 
 local now = now_ms()
 promote(now)

@@ -5,7 +5,6 @@
 --@keys 1
 -- (the lock's hash; the rest are named from it: include/lock_keys.lua)
 --@include lock_keys
---@include plain
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua), KEYS[7] why watched holds went (include/lost.lua),
 -- KEYS[8] lock-delays (include/delay.lua: closing a session is its holder's release, so no delay)
@@ -14,13 +13,13 @@
 --
 -- Returns  { RELEASED }    the hold is gone
 --          { NOT_FOUND }   no such hold bound to this session
+--@include plain
 --@include holds
 --@include delay
 --@include fence
 --@include queue
 --@include label
 --@include lost
-
 
 local mode, tok, ref = ARGV[1], ARGV[2], ARGV[3]
 local now = now_ms()

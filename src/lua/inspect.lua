@@ -4,7 +4,6 @@
 --@keys 1
 -- (the lock's hash; the rest are named from it: include/lock_keys.lua)
 --@include lock_keys
---@include plain
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua), KEYS[8] lock-delays (include/delay.lua)
 -- ARGV[1] '1': also each live read hold or semaphore hold (admin views: listing, ?readers=true),
@@ -16,10 +15,10 @@
 --          last running lock-delay ends (0: none); with ARGV[1] = '1',
 --          followed by fence, remainingMs, holdCount, permits (0 for a read hold) of each live hold
 --          (at most MAX_READERS, or a semaphore's limit), by expiry
+--@include plain
 --@include holds
 --@include delay
 --@include queue
-
 
 local now = now_ms()
 local h = plain_fields(now, 'wf', 'we', 'wc', 'u') or redis.call('HMGET', KEYS[1], 'wf', 'we', 'wc', 'u')

@@ -6,7 +6,6 @@
 --@keys 1
 -- (the lock's hash; the rest are named from it: include/lock_keys.lua)
 --@include lock_keys
---@include plain
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua)
 -- ARGV[1] waiter id   ARGV[2] mode: 'read' | 'write'   ARGV[3] its token, or '' to keep a hold
@@ -14,11 +13,11 @@
 -- ARGV[4] fence hint, µs, for a hand-off to the next waiter (include/fence.lua)
 --
 -- Returns  1 when the waiter was in line or a hold handed to it was dropped, 0 otherwise
+--@include plain
 --@include holds
 --@include delay
 --@include fence
 --@include queue
-
 
 local id, mode, tok, hint = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local now = now_ms()

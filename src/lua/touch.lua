@@ -7,17 +7,16 @@
 --@keys 1
 -- (the lock's hash; the rest are named from it: include/lock_keys.lua)
 --@include lock_keys
---@include plain
 -- KEYS[1] lock hash, KEYS[2] readers zset (include/holds.lua), KEYS[3] fence counter,
 -- KEYS[4..6] the line (include/queue.lua)
 -- ARGV[1] fence hint, µs, for a hand-off to a new head (include/fence.lua)   ARGV[2..] waiter ids
 --
 -- Returns  how many of the given waiters were still in line
+--@include plain
 --@include holds
 --@include delay
 --@include fence
 --@include queue
-
 
 local now = now_ms()
 promote(now)
