@@ -3,6 +3,7 @@ import { Redis, type Cluster } from 'ioredis'
 import type { ClockSample } from './clock.js'
 import type { TlsFiles } from '../tls-files.js'
 import { tlsOptionsOf } from './topology.js'
+import { guardSockets } from './socket-guard.js'
 
 /**
  * What the service needs of a Redis Cluster beyond routing a script to the master of its slot
@@ -95,15 +96,17 @@ export async function checkClusterSeeds(seeds: readonly string[], timeoutMs: num
 
 /** INFO <section> of one URL, or undefined if it does not answer in time. */
 export async function infoOf(url: string, timeoutMs: number, section: string, tls?: TlsFiles | null): Promise<string | undefined> {
-  const probe = new Redis(url, {
-    ...(url.startsWith('rediss:') ? { tls: tlsOptionsOf(tls) } : {}),
-    lazyConnect: true,
-    maxRetriesPerRequest: 0,
-    enableOfflineQueue: true,
-    retryStrategy: () => null,
-    connectTimeout: Math.max(timeoutMs, 1000),
-    commandTimeout: Math.max(timeoutMs, 1000),
-  })
+  const probe = guardSockets(
+    new Redis(url, {
+      ...(url.startsWith('rediss:') ? { tls: tlsOptionsOf(tls) } : {}),
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      enableOfflineQueue: true,
+      retryStrategy: () => null,
+      connectTimeout: Math.max(timeoutMs, 1000),
+      commandTimeout: Math.max(timeoutMs, 1000),
+    }),
+  )
   probe.on('error', () => undefined)
   try {
     await probe.connect()

@@ -1,6 +1,7 @@
 import { Cluster, Redis, type ClusterNode, type RedisOptions } from 'ioredis'
 import type { ConnectionOptions } from 'node:tls'
 import type { TlsFiles } from '../tls-files.js'
+import { guardClusterSockets, guardSockets } from './socket-guard.js'
 
 /**
  * Where the service's Redis lives (REDIS_MODE). Every topology is seen by the engine as voters of one
@@ -100,17 +101,21 @@ export function createClient(topology: Topology, settings: ClientSettings): Redi
   const retryStrategy = (times: number) => Math.min(50 * times, 1000)
   const tls = tlsOptionsOf(topology.tlsFiles)
   if (topology.mode === 'standalone') {
-    return new Redis(topology.url, {
-      ...connectionOptions(settings),
-      enableOfflineQueue: false,
-      retryStrategy,
-      // Without an explicit tls option ioredis would still use TLS for rediss://, but with Node's CAs only.
-      ...(topology.url.startsWith('rediss:') ? { tls } : {}),
-    })
+    return connectedNow(
+      new Redis(topology.url, {
+        ...connectionOptions(settings),
+        lazyConnect: true,
+        enableOfflineQueue: false,
+        retryStrategy,
+        // Without an explicit tls option ioredis would still use TLS for rediss://, but with Node's CAs only.
+        ...(topology.url.startsWith('rediss:') ? { tls } : {}),
+      }),
+    )
   }
   if (topology.mode === 'sentinel') {
-    return new Redis({
+    const client = new Redis({
       ...connectionOptions(settings),
+      lazyConnect: true,
       enableOfflineQueue: false,
       retryStrategy,
       sentinels: topology.sentinels.map((s) => ({ host: s.host, port: s.port })),
@@ -122,11 +127,13 @@ export function createClient(topology: Topology, settings: ClientSettings): Redi
       sentinelRetryStrategy: (times: number) => Math.min(100 * times, 1000),
       sentinelCommandTimeout: settings.timeoutMs,
     })
+    return connectedNow(client)
   }
   const seeds = topology.seeds.map((url) => new URL(url))
   const first = seeds[0]
   const nodes: ClusterNode[] = seeds.map((u) => ({ host: u.hostname, port: Number(u.port || 6379) }))
-  return new Cluster(nodes, {
+  const cluster = new Cluster(nodes, {
+    lazyConnect: true,
     ...(settings.autoPipelining ? { enableAutoPipelining: true } : {}),
     enableOfflineQueue: false,
     enableReadyCheck: true,
@@ -148,6 +155,23 @@ export function createClient(topology: Topology, settings: ClientSettings): Redi
       ...(first?.protocol === 'rediss:' ? { tls } : {}),
     },
   })
+  return connectedNow(cluster)
+}
+
+/** A client made with lazyConnect, guarded (src/redis/socket-guard.ts), then connecting at once. */
+function connectedNow<T extends RedisClient>(client: T): T {
+  guarded(client)
+  client.connect().catch(() => undefined) // its failures come as 'error' events and failed commands
+  return client
+}
+
+/** The client's sockets, and those of every client duplicated from it, have an 'error' listener of their own. */
+function guarded<T extends RedisClient>(client: T): T {
+  if (client instanceof Cluster) guardClusterSockets(client)
+  else guardSockets(client)
+  const duplicate = client.duplicate.bind(client) as (...args: unknown[]) => T
+  ;(client as unknown as { duplicate: (...args: unknown[]) => T }).duplicate = (...args: unknown[]) => guarded(duplicate(...args))
+  return client
 }
 
 export function isCluster(client: RedisClient): client is Cluster {

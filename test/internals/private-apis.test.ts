@@ -9,6 +9,8 @@
  * - src/redis/health.ts (quietClient): `auth`, `info` and `duplicate` replaced on the client object,
  *   and called through it by ioredis' handshake (`auth`, then the ready check's `info`, each with a
  *   callback last).
+ * - src/redis/socket-guard.ts: a Redis client's `connector`, whose `connect` resolves with the socket
+ *   the client then uses (wrapped to add an 'error' listener).
  * - src/redis/confirmed-writes.ts: the exported (@ignore) `Pipeline`: `new Pipeline(client)`,
  *   `sendCommand(command)`, `exec()` answering [error, reply] pairs in order.
  * - src/metrics-fast.ts: prom-client's `Registry.registerMetric` taking any object with `name`,
@@ -21,6 +23,7 @@ import { Cluster, Command, Pipeline, Redis } from 'ioredis'
 import { Registry, type Metric, type RegistryContentType } from 'prom-client'
 import t from 'tap'
 import { startRedis } from '../../harness/redis-server.js'
+import { guardSockets } from '../../src/redis/socket-guard.js'
 
 const root = new URL('../../', import.meta.url)
 const installedVersion = (name: string) =>
@@ -129,6 +132,24 @@ t.test('ioredis auth / info / duplicate: what quietClient in src/redis/health.ts
   const copy = client.duplicate()
   t.ok(copy instanceof Redis, `Redis.duplicate() returns a new Redis ${where}`)
   copy.disconnect()
+})
+
+t.test("ioredis Redis.connector: what src/redis/socket-guard.ts wraps (its connect resolves with the client's socket)", async (t) => {
+  const where = '(src/redis/socket-guard.ts)'
+  const redis = await startRedis({ t })
+  const plain = redis.client({ lazyConnect: true })
+  const guarded = redis.client({ lazyConnect: true })
+  t.teardown(() => [plain, guarded].forEach((c) => c.disconnect()))
+  const connector = (guarded as unknown as { connector?: { connect?: unknown } }).connector
+  t.equal(typeof connector?.connect, 'function', `Redis.connector.connect is a method ${where}`)
+  guardSockets(guarded)
+  await Promise.all([plain.ping(), guarded.ping()])
+  const errorListeners = (c: Redis) => (socketOf(c) as { listenerCount(event: string): number }).listenerCount('error')
+  t.equal(
+    errorListeners(guarded),
+    errorListeners(plain) + 1,
+    `the socket the connector resolves with is the client's: the guard's 'error' listener is on it ${where}`,
+  )
 })
 
 t.test('ioredis Pipeline: what src/redis/confirmed-writes.ts sends a script and its WAIT through', async (t) => {
