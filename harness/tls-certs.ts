@@ -12,7 +12,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
-import type { Teardown } from './redis-server.js'
+import type { RedisTls, Teardown } from './redis-server.js'
 
 const run = promisify(execFile)
 const OPENSSL = process.env.OPENSSL_BIN ?? 'openssl'
@@ -110,5 +110,19 @@ export async function makeTlsCerts(opts: { t?: Teardown } = {}): Promise<TlsCert
     expiredServer,
     expiredClient,
     strangerClient,
+  }
+}
+
+/**
+ * A TLS-only redis-server's settings: `server`'s certificate (the good one by default), clients must
+ * show one from `ca`, and the harness's own connections show `client`'s.
+ */
+export function redisTlsOf(certs: TlsCerts, server: CertPair = certs.server): RedisTls {
+  return {
+    certFile: server.certFile,
+    keyFile: server.keyFile,
+    caFile: certs.caFile,
+    authClients: 'yes',
+    clientCert: { certFile: certs.client.certFile, keyFile: certs.client.keyFile },
   }
 }

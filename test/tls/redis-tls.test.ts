@@ -6,19 +6,13 @@
  */
 import t from 'tap'
 import { startApp } from '../../harness/app.js'
-import { startRedis, startRedisCluster, type RedisTls } from '../../harness/redis-server.js'
+import { startRedis, startRedisCluster } from '../../harness/redis-server.js'
 import { startRedisClusterMode } from '../../harness/redis-cluster.js'
 import { startSentinelSet } from '../../harness/redis-sentinel.js'
-import { makeTlsCerts } from '../../harness/tls-certs.js'
+import { makeTlsCerts, redisTlsOf } from '../../harness/tls-certs.js'
 
 const certs = await makeTlsCerts({ t })
-const serverTls: RedisTls = {
-  certFile: certs.server.certFile,
-  keyFile: certs.server.keyFile,
-  caFile: certs.caFile,
-  authClients: 'yes',
-  clientCert: { certFile: certs.client.certFile, keyFile: certs.client.keyFile },
-}
+const serverTls = redisTlsOf(certs)
 const trusted = { ca: certs.ca, cert: certs.client.cert, key: certs.client.key }
 
 t.test('single: a rediss:// URL with a CA and a client certificate grants; the lock is in Redis', async (t) => {
@@ -54,10 +48,7 @@ t.test('single: a rediss:// URL with a CA and a client certificate grants; the l
   })
 
   t.test('an expired server certificate is refused by the service', async (t) => {
-    const expired = await startRedis({
-      t,
-      tls: { ...serverTls, certFile: certs.expiredServer.certFile, keyFile: certs.expiredServer.keyFile },
-    })
+    const expired = await startRedis({ t, tls: redisTlsOf(certs, certs.expiredServer) })
     const { app } = await startApp(t, [expired.url], { redisTls: trusted, logLevel: 'silent', nodeTimeoutMs: 300 })
     const ready = (await app.inject({ method: 'GET', url: '/readyz' })).json()
     t.match(ready.nodes[0].lastError, { reason: 'tls', message: /expired/i })
