@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis'
 import type { NodeFailureReason } from '../contract/words.js'
 import type { Metrics } from '../metrics.js'
 import { classifyRedisError, type ClassifiedError } from './errors.js'
+import { alsoForDuplicates } from './topology.js'
 
 /**
  * Why a Redis node cannot be used, in the words an operator needs: each failure is classified
@@ -170,12 +171,7 @@ type CommandMethod = (...args: unknown[]) => Promise<unknown>
  */
 export function quietClient(client: Redis, onNotice: (message: string) => void): void {
   // Connections made from this one (the wait room's subscribers) stay as quiet; the notices are this one's.
-  const duplicate = client.duplicate.bind(client)
-  client.duplicate = (...args: Parameters<Redis['duplicate']>) => {
-    const copy = duplicate(...args)
-    quietClient(copy, () => undefined)
-    return copy
-  }
+  alsoForDuplicates(client, (copy) => quietClient(copy, () => undefined))
   const methods = client as unknown as Record<'auth' | 'info', CommandMethod>
   const wrap = (name: 'auth' | 'info', rewrite: (err: Error) => unknown) => {
     const original = methods[name].bind(client)

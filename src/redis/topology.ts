@@ -87,7 +87,8 @@ function connectionOptions(settings: ClientSettings): RedisOptions {
     maxRetriesPerRequest: 0,
     commandTimeout: settings.timeoutMs,
     connectTimeout: Math.max(settings.timeoutMs, 1000),
-    lazyConnect: false,
+    // Connected by connectedNow once guarded (src/redis/socket-guard.ts); a cluster's nodes are lazy anyway.
+    lazyConnect: true,
     ...(settings.autoPipelining ? { enableAutoPipelining: true } : {}),
   }
 }
@@ -104,7 +105,6 @@ export function createClient(topology: Topology, settings: ClientSettings): Redi
     return connectedNow(
       new Redis(topology.url, {
         ...connectionOptions(settings),
-        lazyConnect: true,
         enableOfflineQueue: false,
         retryStrategy,
         // Without an explicit tls option ioredis would still use TLS for rediss://, but with Node's CAs only.
@@ -115,7 +115,6 @@ export function createClient(topology: Topology, settings: ClientSettings): Redi
   if (topology.mode === 'sentinel') {
     const client = new Redis({
       ...connectionOptions(settings),
-      lazyConnect: true,
       enableOfflineQueue: false,
       retryStrategy,
       sentinels: topology.sentinels.map((s) => ({ host: s.host, port: s.port })),
@@ -169,9 +168,18 @@ function connectedNow<T extends RedisClient>(client: T): T {
 function guarded<T extends RedisClient>(client: T): T {
   if (client instanceof Cluster) guardClusterSockets(client)
   else guardSockets(client)
-  const duplicate = client.duplicate.bind(client) as (...args: unknown[]) => T
-  ;(client as unknown as { duplicate: (...args: unknown[]) => T }).duplicate = (...args: unknown[]) => guarded(duplicate(...args))
+  alsoForDuplicates(client, guarded)
   return client
+}
+
+/** Applies `apply` to every client duplicated from `client`, as it is made (apply it again there to reach their copies). */
+export function alsoForDuplicates<T extends RedisClient>(client: T, apply: (copy: T) => unknown): void {
+  const duplicate = client.duplicate.bind(client) as (...args: unknown[]) => T
+  ;(client as unknown as { duplicate: (...args: unknown[]) => T }).duplicate = (...args: unknown[]) => {
+    const copy = duplicate(...args)
+    apply(copy)
+    return copy
+  }
 }
 
 export function isCluster(client: RedisClient): client is Cluster {
