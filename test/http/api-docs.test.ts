@@ -117,7 +117,10 @@ t.test('the page renders every operation of openapi.yaml in headless chromium, a
 
   // An operation opens on a click; a watch shows its event stream among the answers' media types.
   await page.click('#operations-locks-watchLock .opblock-summary-control')
-  const mediaTypes = await page.locator('#operations-locks-watchLock .response-control-media-type option').allTextContents()
+  const options = page.locator('#operations-locks-watchLock .response-control-media-type option')
+  // The section renders after the click returns (on a loaded machine, after the next line would read it).
+  await options.first().waitFor({ state: 'attached', timeout: 10_000 })
+  const mediaTypes = await options.allTextContents()
   t.ok(mediaTypes.includes('text/event-stream'), `GET /locks/{key}/watch answers text/event-stream too (${mediaTypes.join(', ')})`)
 
   t.same(elsewhere, [], 'no request leaves the service')
