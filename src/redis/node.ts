@@ -6,7 +6,7 @@ import type { ClockStatus } from './clock.js'
 import { NodeClock } from './node-clock.js'
 import { NodeHealth, quietClient, type NodeLastError, type NodeLog } from './health.js'
 import { createClient, topologyAddress, topologySecrets, type RedisClient, type Topology } from './topology.js'
-import { WriteCoalescer, type Coalescing } from './coalesce.js'
+import { WriteCoalescer, type Coalescing, type HoldRule } from './coalesce.js'
 import { loadedScript, runScript, runScriptPublicly, type LoadedScript } from './script-call.js'
 import { runConfirmed } from './confirmed-writes.js'
 import { classifyRedisError, NodeError, nodeErrorOf } from './errors.js'
@@ -42,8 +42,8 @@ export interface NodeOptions {
   driftFactor: number
   /** How long a misbehaving clock must behave before it counts again (MAX_TTL_MS). */
   clockProbationMs: number
-  /** Unanswered commands from which new ones are held back to go out together (src/redis/coalesce.ts). */
-  holdBehind: number
+  /** When writes are held back to go out together (src/redis/coalesce.ts). */
+  holdRule: HoldRule
   /** Who batches writes: ours (the default) or ioredis' auto-pipelining, for the bench only (src/redis/coalesce.ts). */
   coalescing?: Coalescing
   /** REDIS_WAIT_REPLICAS: writes that answer a client wait for this many replicas (0: no WAIT). */
@@ -61,8 +61,8 @@ export class RedisNode {
   readonly address: string
   readonly client: RedisClient
   private readonly scripts: ReadonlyMap<ScriptName, LoadedScript>
-  /** Scripts sent behind a backlog of unanswered ones go out together (src/redis/coalesce.ts). */
-  private readonly writes: WriteCoalescer
+  /** Scripts sent in one turn go out together (src/redis/coalesce.ts); none when ioredis batches, or nothing does (the bench). */
+  private readonly writes: WriteCoalescer | undefined
   readonly topology: Topology
   readonly health: NodeHealth
   private readonly clock: NodeClock
@@ -87,7 +87,7 @@ export class RedisNode {
     this.commandDuration = metrics.nodeCommandDuration.series({ node: String(index) })
     const autoPipelining = options.coalescing === 'auto'
     this.client = createClient(this.topology, { timeoutMs, ...(autoPipelining ? { autoPipelining } : {}) })
-    this.writes = new WriteCoalescer(this.client, (options.coalescing ?? 'ours') === 'ours' ? options.holdBehind : Infinity)
+    this.writes = (options.coalescing ?? 'ours') === 'ours' ? new WriteCoalescer(this.client, options.holdRule) : undefined
     this.health = new NodeHealth(index, this.address, topologySecrets(this.topology), metrics, log)
     this.clock = new NodeClock(
       { index, address: this.address, client: this.client, metrics, log },
@@ -232,13 +232,15 @@ export class RedisNode {
     changed: ((reply: unknown) => boolean) | undefined,
   ): Promise<unknown> {
     const replicas = this.options.waitReplicas ?? 0
-    this.writes.beforeWrite()
-    if (replicas > 0 && changed) {
-      const waitMs = Math.max(1, Math.floor(this.timeoutMs * 0.8))
-      return runConfirmed(this.client, loaded, keys, args, { replicas, waitMs, changed })
-    }
-    if (this.options.coalescing === 'auto') return runScriptPublicly(this.client, loaded, keys, args)
-    return runScript(this.client, loaded, keys, args)
+    this.writes?.beforeWrite()
+    const reply =
+      replicas > 0 && changed
+        ? runConfirmed(this.client, loaded, keys, args, { replicas, waitMs: Math.max(1, Math.floor(this.timeoutMs * 0.8)), changed })
+        : this.options.coalescing === 'auto'
+          ? runScriptPublicly(this.client, loaded, keys, args)
+          : runScript(this.client, loaded, keys, args)
+    this.writes?.afterWrite()
+    return reply
   }
 
   /** One SCAN step over the keys matching `pattern` (src/redis/pubsub-scan.ts). */

@@ -4,7 +4,7 @@ import type { Metrics } from '../metrics.js'
 import { RestartGuard } from './restarts.js'
 import type { Topology } from './topology.js'
 import { checkClusterSeeds } from './cluster.js'
-import { coalescingFrom, holdBehindFor } from './coalesce.js'
+import { coalescingFrom, holdRuleFor } from './coalesce.js'
 
 /** What one node said: a reply, or why it gave none (still pending when the vote settled = timeout). */
 export type Answer<T> = { node: RedisNode; ok: true; value: T } | { node: RedisNode; ok: false; reason: NodeFailure; message: string }
@@ -172,7 +172,7 @@ export function createQuorum(targets: readonly (string | Topology)[], options: Q
     scripts: options.scripts,
     driftFactor: options.driftFactor,
     clockProbationMs: options.maxTtlMs,
-    holdBehind: holdBehindFor(targets.length),
+    holdRule: holdRuleFor(targets.length),
     coalescing: coalescingFrom(process.env),
     ...(options.waitReplicas ? { waitReplicas: options.waitReplicas } : {}),
     ...(options.log ? { log: options.log } : {}),

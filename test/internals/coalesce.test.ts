@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net'
 import { setImmediate as nextTurn } from 'node:timers/promises'
-import t from 'tap'
-import { coalescingFrom, coalescings, holdBehindFor, WriteCoalescer } from '../../src/redis/coalesce.js'
+import t, { type Test } from 'tap'
+import { coalescingFrom, coalescings, holdRuleFor, WriteCoalescer } from '../../src/redis/coalesce.js'
 import { startRedis } from '../../harness/redis-server.js'
 import { startApp } from '../../harness/app.js'
 
@@ -9,54 +9,92 @@ import { startApp } from '../../harness/app.js'
 const BUSY =
   "local t0 = redis.call('TIME') repeat local t = redis.call('TIME') until (t[1] - t0[1]) * 1000000 + (t[2] - t0[2]) > tonumber(ARGV[1]) * 1000 return 1"
 
-for (const holdBehind of [holdBehindFor(1), holdBehindFor(3)]) {
-  t.test(`behind ${holdBehind} unanswered: commands go out together at the end of the turn, in order`, async (t) => {
-    const redis = await startRedis({ t })
-    const client = redis.client()
-    t.teardown(() => client.disconnect())
-    await client.ping()
-    const stream = (client as unknown as { stream: Socket }).stream
-    const queue = (client as unknown as { commandQueue: { length: number } }).commandQueue
-    const writes = new WriteCoalescer(client, holdBehind)
-
-    // Nothing in flight: written at once (a script that keeps Redis busy, so the rest wait behind it).
-    writes.beforeWrite()
-    t.equal(stream.writableCorked, 0, 'an idle connection writes at once')
-    const busy = client.eval(BUSY, 0, 30)
-
-    // Fewer than holdBehind commands in flight: still written at once (Redis gets to work on them).
-    const ahead: Promise<number>[] = []
-    while (queue.length < holdBehind) {
-      writes.beforeWrite()
-      t.equal(stream.writableCorked, 0, `written at once behind ${queue.length} commands`)
-      ahead.push(client.incr('n'))
+/** A client on a fresh Redis, its socket, and a count of the writes that reach the socket's kernel side. */
+async function connection(t: Test) {
+  const redis = await startRedis({ t })
+  const client = redis.client()
+  t.teardown(() => client.disconnect())
+  await client.ping()
+  const stream = (client as unknown as { stream: Socket }).stream
+  const queue = (client as unknown as { commandQueue: { length: number } }).commandQueue
+  const counted = { writes: 0 }
+  const socket = stream as unknown as Record<'_write' | '_writev', (...args: unknown[]) => unknown>
+  for (const name of ['_write', '_writev'] as const) {
+    const original = socket[name].bind(stream)
+    socket[name] = (...args: unknown[]) => {
+      counted.writes++
+      return original(...args)
     }
-    // A backlog of holdBehind: the next ones are held back until the turn ends.
+  }
+  return { client, stream, queue, counted }
+}
+
+for (const nodes of [1, 3]) {
+  const rule = holdRuleFor(nodes)
+  const who = nodes === 1 ? 'a lone node' : 'each node of a quorum'
+  t.test(`${who}: a turn's first command goes out at once, the rest together (${rule.batch} at most), in order`, async (t) => {
+    const { client, stream, counted } = await connection(t)
+    const writes = new WriteCoalescer(client, rule)
+    const send = <T>(command: () => Promise<T>): Promise<T> => {
+      writes.beforeWrite()
+      const reply = command()
+      writes.afterWrite()
+      return reply
+    }
+
+    // A script that keeps Redis busy, so that the rest wait behind it.
+    const busy = send(() => client.eval(BUSY, 0, 30))
+    t.equal(counted.writes, 1, "the turn's first command: written at once")
+    t.equal(stream.writableCorked, 0)
     const later: Promise<number>[] = []
-    for (let i = 0; i < 10; i++) {
-      writes.beforeWrite()
-      later.push(client.incr('n'))
-    }
-    t.equal(stream.writableCorked, 1, `held back behind ${holdBehind}`)
+    for (let i = 0; i < 10; i++) later.push(send(() => client.incr('n')))
+    const fullBatches = Math.floor(10 / rule.batch)
+    const batches = fullBatches + (10 % rule.batch === 0 ? 0 : 1)
+    t.equal(counted.writes, 1 + fullBatches, `the next 10: ${fullBatches} full batch(es) written, one write each`)
+    t.equal(stream.writableCorked, 10 % rule.batch === 0 ? 0 : 1, 'the rest held back')
     t.ok(stream.writableLength > 0, 'the held commands wait in the socket buffer')
     await nextTurn()
     t.equal(stream.writableCorked, 0, 'written when the turn ends')
+    t.equal(counted.writes, 1 + batches, 'the rest in one write')
     t.equal(await busy, 1)
-    const n = ahead.length + later.length
-    t.equal(n, holdBehind - 1 + 10)
     t.same(
-      await Promise.all([...ahead, ...later]),
-      Array.from({ length: n }, (_, i) => i + 1),
+      await Promise.all(later),
+      Array.from({ length: 10 }, (_, i) => i + 1),
       'every command answered, in the order sent',
     )
-    t.equal(Number(await client.get('n')), n)
+
+    // The next turn: its first command goes out at once again.
+    const next = send(() => client.incr('n'))
+    t.equal(counted.writes, 2 + batches, "the next turn's first command: written at once")
+    t.equal(await next, 11)
+  })
+
+  t.test(`${who}: behind a backlog of ${rule.holdBehind} unanswered, even a turn's first command is held back`, async (t) => {
+    const { client, stream, queue } = await connection(t)
+    const writes = new WriteCoalescer(client, rule)
+    const ahead: Promise<unknown>[] = [client.eval(BUSY, 0, 200)]
+    while (queue.length < rule.holdBehind) ahead.push(client.incr('n'))
+    await nextTurn()
+    t.ok(queue.length >= rule.holdBehind, 'Redis is still busy with them')
+    writes.beforeWrite()
+    const held = client.incr('n')
+    writes.afterWrite()
+    t.equal(stream.writableCorked, rule.batch > 1 ? 1 : 0, 'held back')
+    await nextTurn()
+    t.equal(stream.writableCorked, 0, 'written when the turn ends')
+    await Promise.all(ahead)
+    t.equal(await held, rule.holdBehind, 'answered after the backlog, in order')
   })
 }
 
-t.test('a lone node holds back behind a longer backlog than each node of a quorum', async (t) => {
-  t.ok(holdBehindFor(1) > holdBehindFor(3), 'a quorum batches sooner: its writes are N times as many')
-  t.equal(holdBehindFor(5), holdBehindFor(3))
-  t.ok(holdBehindFor(3) >= 1, 'an idle connection always writes at once')
+t.test('a lone node holds back later and in smaller batches than each node of a quorum', async (t) => {
+  const lone = holdRuleFor(1)
+  const quorum = holdRuleFor(3)
+  t.ok(lone.holdBehind > quorum.holdBehind, 'a quorum batches sooner: its writes are N times as many')
+  t.ok(lone.batch < quorum.batch, 'a lone node keeps its Redis fed through a burst')
+  t.same(holdRuleFor(5), quorum)
+  t.ok(quorum.holdBehind >= 1, 'an idle connection always writes at once')
+  t.ok(lone.batch > 1, 'held commands share a write')
 })
 
 t.test('a connection that fails while holding commands back fails them: no command hangs', async (t) => {
@@ -65,8 +103,9 @@ t.test('a connection that fails while holding commands back fails them: no comma
   client.on('error', () => undefined)
   t.teardown(() => client.disconnect())
   if (client.status !== 'ready') await new Promise((resolve) => client.once('ready', resolve))
-  const holdBehind = holdBehindFor(1)
-  const writes = new WriteCoalescer(client, holdBehind)
+  const rule = holdRuleFor(1)
+  const holdBehind = rule.holdBehind
+  const writes = new WriteCoalescer(client, { ...rule, batch: Infinity })
   const outcome = (p: Promise<unknown>) =>
     p.then(
       () => 'answered',
