@@ -1,6 +1,6 @@
 import { Command, Pipeline } from 'ioredis'
 import { NodeError } from './errors.js'
-import { runScript, type LoadedScript, type ScriptSender } from './script-call.js'
+import { runCall, type CallArgs, type LoadedScript, type ScriptSender } from './script-call.js'
 import { isCluster, type RedisClient } from './topology.js'
 
 /**
@@ -11,8 +11,7 @@ import { isCluster, type RedisClient } from './topology.js'
 export async function runConfirmed(
   client: RedisClient,
   script: LoadedScript,
-  keys: readonly string[],
-  args: readonly (string | number)[],
+  args: CallArgs,
   confirm: { replicas: number; waitMs: number; changed: (reply: unknown) => boolean },
 ): Promise<unknown> {
   let waited: Promise<unknown> | undefined
@@ -23,7 +22,7 @@ export async function runConfirmed(
     waited.catch(() => undefined)
     return sent.reply
   }
-  const reply = await runScript(client, script, keys, args, withWait)
+  const reply = await runCall(client, script, args, withWait)
   if (!confirm.changed(reply)) return reply
   const acked = Number(await (waited ?? Promise.reject(new Error('no reply to WAIT'))))
   if (acked < confirm.replicas) {

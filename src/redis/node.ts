@@ -7,7 +7,7 @@ import { NodeClock } from './node-clock.js'
 import { NodeHealth, quietClient, type NodeLastError, type NodeLog } from './health.js'
 import { createClient, topologyAddress, topologySecrets, type RedisClient, type Topology } from './topology.js'
 import { WriteCoalescer, type Coalescing, type HoldRule } from './coalesce.js'
-import { loadedScript, runScript, runScriptPublicly, type LoadedScript } from './script-call.js'
+import { callArgs, loadedScript, runCall, runScriptPublicly, type CallArgs, type LoadedScript } from './script-call.js'
 import { runConfirmed } from './confirmed-writes.js'
 import { classifyRedisError, NodeError, nodeErrorOf } from './errors.js'
 import type { VoteState } from '../contract/words.js'
@@ -44,6 +44,8 @@ export interface NodeOptions {
   clockProbationMs: number
   /** When writes are held back to go out together (src/redis/coalesce.ts). */
   holdRule: HoldRule
+  /** Whether the node is one of several asked the same calls (a quorum): they share each call's arguments. */
+  sharesCalls?: boolean
   /** Who batches writes: ours (the default) or ioredis' auto-pipelining, for the bench only (src/redis/coalesce.ts). */
   coalescing?: Coalescing
   /** REDIS_WAIT_REPLICAS: writes that answer a client wait for this many replicas (0: no WAIT). */
@@ -218,27 +220,20 @@ export class RedisNode {
     if (!loaded) return Promise.reject(new NodeError('error', `no script ${script.name}`))
     const { confirms } = script
     const changed = confirms && ((reply: unknown) => confirms(script.decode(reply)))
-    // A script takes the first of the keys it is given, as many as its `--@keys N` line declares: a lock
-    // script written for fewer keys than LockKeys.all has (before `:delay`) still gets its own, not one as an ARGV.
-    const own = keys.length > loaded.keyCount ? keys.slice(0, loaded.keyCount) : keys
-    return this.measure(this.send(loaded, own, script.args(input), changed), script.decode)
+    const args = this.options.sharesCalls ? sharedCallArgs(loaded, script, keys, input) : argsOf(loaded, script, keys, input)
+    return this.measure(this.send(loaded, args, changed), script.decode)
   }
 
   /** The one way a script goes out; `changed`: it is one whose changes replicas confirm (REDIS_WAIT_REPLICAS). */
-  private send(
-    loaded: LoadedScript,
-    keys: readonly string[],
-    args: readonly (string | number)[],
-    changed: ((reply: unknown) => boolean) | undefined,
-  ): Promise<unknown> {
+  private send(loaded: LoadedScript, args: CallArgs, changed: ((reply: unknown) => boolean) | undefined): Promise<unknown> {
     const replicas = this.options.waitReplicas ?? 0
     this.writes?.beforeWrite()
     const reply =
       replicas > 0 && changed
-        ? runConfirmed(this.client, loaded, keys, args, { replicas, waitMs: Math.max(1, Math.floor(this.timeoutMs * 0.8)), changed })
+        ? runConfirmed(this.client, loaded, args, { replicas, waitMs: Math.max(1, Math.floor(this.timeoutMs * 0.8)), changed })
         : this.options.coalescing === 'auto'
-          ? runScriptPublicly(this.client, loaded, keys, args)
-          : runScript(this.client, loaded, keys, args)
+          ? runScriptPublicly(this.client, loaded, args)
+          : runCall(this.client, loaded, args)
     this.writes?.afterWrite()
     return reply
   }
@@ -303,4 +298,34 @@ function withDeadline<T>(pending: Promise<T>, ms: number): Promise<T> {
     timer = setTimeout(() => reject(new Error('Command timed out')), ms)
   })
   return Promise.race([pending, late]).finally(() => clearTimeout(timer))
+}
+
+/**
+ * A call's arguments. A script takes the first of the keys it is given, as many as its `--@keys N`
+ * line declares: a lock script written for fewer keys than LockKeys.all has (before `:delay`) still
+ * gets its own, not one as an ARGV.
+ */
+function argsOf<In, Out>(loaded: LoadedScript, script: Script<In, Out>, keys: readonly string[], input: In): CallArgs {
+  const own = keys.length > loaded.keyCount ? keys.slice(0, loaded.keyCount) : keys
+  return callArgs(loaded, own, script.args(input))
+}
+
+/**
+ * The call being sent to every node of a quorum. Quorum.ask asks its nodes one after the other in one
+ * synchronous loop, with the same script, keys and input: the first node makes the call's arguments
+ * (argsOf) and the others reuse them. Forgotten once that loop is over (the next microtask), so that
+ * an input object changed later is never mistaken for the same call.
+ */
+let shared: { script: unknown; keys: readonly string[]; input: unknown; args: CallArgs } | undefined
+
+function sharedCallArgs<In, Out>(loaded: LoadedScript, script: Script<In, Out>, keys: readonly string[], input: In): CallArgs {
+  if (shared && shared.script === script && shared.keys === keys && shared.input === input) return shared.args
+  if (!shared) queueMicrotask(forgetShared)
+  const args = argsOf(loaded, script, keys, input)
+  shared = { script, keys, input, args }
+  return args
+}
+
+function forgetShared(): void {
+  shared = undefined
 }

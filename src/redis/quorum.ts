@@ -173,6 +173,7 @@ export function createQuorum(targets: readonly (string | Topology)[], options: Q
     driftFactor: options.driftFactor,
     clockProbationMs: options.maxTtlMs,
     holdRule: holdRuleFor(targets.length),
+    sharesCalls: targets.length > 1,
     coalescing: coalescingFrom(process.env),
     ...(options.waitReplicas ? { waitReplicas: options.waitReplicas } : {}),
     ...(options.log ? { log: options.log } : {}),

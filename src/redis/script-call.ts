@@ -16,6 +16,26 @@ export function loadedScript(lua: string, keyCount: number): LoadedScript {
 }
 
 /**
+ * One call's arguments, flat and as strings: the script's SHA-1, the key count, the keys, then the
+ * rest (EVALSHA's). The nodes of a quorum are each sent the same call: its arguments and its EVALSHA
+ * text are made once, by the first node (`evalshaText`), and shared.
+ */
+export interface CallArgs {
+  readonly argv: readonly string[]
+  evalshaText: string | undefined
+}
+
+export function callArgs(script: LoadedScript, keys: readonly string[], args: readonly (string | number)[]): CallArgs {
+  const argv = new Array<string>(2 + keys.length + args.length)
+  argv[0] = script.sha
+  argv[1] = String(script.keyCount)
+  let i = 2
+  for (const key of keys) argv[i++] = key
+  for (const arg of args) argv[i++] = typeof arg === 'string' ? arg : String(arg)
+  return { argv, evalshaText: undefined }
+}
+
+/**
  * An EVALSHA whose arguments arrive already flat and as strings. ioredis' own script commands
  * (defineCommand) copy and flatten every call's arguments (Array#flat) and wrap the promise twice
  * more; a lock operation makes one such call per node, so that is a measurable share of a request
@@ -30,20 +50,25 @@ class ScriptCommand extends Command {
 
   constructor(
     private readonly script: LoadedScript,
-    args: string[],
+    private readonly call: CallArgs,
   ) {
     // Replies as strings, as a defined command's are; the arguments are set after the constructor,
-    // which would flatten them.
+    // which would flatten them (ioredis reads them to find a Redis Cluster slot).
     super('evalsha', [], { replyEncoding: 'utf8' })
-    this.args = args
+    this.args = call.argv as string[]
   }
 
   override toWritable(socket: object): string | Buffer {
     this.sentOn = socket
-    const full = !this.script.sentTo.has(socket)
-    if (full) this.script.sentTo.add(socket)
-    this.name = full ? 'eval' : 'evalsha'
-    this.args[0] = full ? this.script.lua : this.script.sha
+    if (this.script.sentTo.has(socket)) {
+      this.name = 'evalsha'
+      this.args = this.call.argv as string[]
+      return (this.call.evalshaText ??= resp(this.name, this.call.argv))
+    }
+    this.script.sentTo.add(socket)
+    this.name = 'eval'
+    // A copy: the call's arguments are shared with the other nodes.
+    this.args = [this.script.lua, ...this.call.argv.slice(1)]
     return resp(this.name, this.args as string[])
   }
 }
@@ -95,17 +120,16 @@ export function runScript(
   args: readonly (string | number)[],
   send: ScriptSender = alone,
 ): Promise<unknown> {
-  const argv = new Array<string>(2 + keys.length + args.length)
-  argv[0] = script.sha
-  argv[1] = String(script.keyCount)
-  let i = 2
-  for (const key of keys) argv[i++] = key
-  for (const arg of args) argv[i++] = typeof arg === 'string' ? arg : String(arg)
-  const call = new ScriptCommand(script, argv)
+  return runCall(client, script, callArgs(script, keys, args), send)
+}
+
+/** runScript with its arguments already made (shared by the nodes of a quorum: CallArgs). */
+export function runCall(client: RedisClient, script: LoadedScript, args: CallArgs, send: ScriptSender = alone): Promise<unknown> {
+  const call = new ScriptCommand(script, args)
   return send(client, call).then(undefined, (err: unknown) => {
     if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err
     if (call.sentOn) script.sentTo.delete(call.sentOn)
-    return send(client, new ScriptCommand(script, argv))
+    return send(client, new ScriptCommand(script, args))
   })
 }
 
@@ -113,14 +137,10 @@ export function runScript(
  * The same call through ioredis' public commands (EVALSHA, then EVAL after NOSCRIPT), which its
  * `enableAutoPipelining` batches: only for the bench's comparison with ours (src/redis/coalesce.ts).
  */
-export function runScriptPublicly(
-  client: RedisClient,
-  script: LoadedScript,
-  keys: readonly string[],
-  args: readonly (string | number)[],
-): Promise<unknown> {
-  return client.evalsha(script.sha, script.keyCount, ...keys, ...args).catch((err: unknown) => {
+export function runScriptPublicly(client: RedisClient, script: LoadedScript, args: CallArgs): Promise<unknown> {
+  const [sha = '', keyCount = '0', ...rest] = args.argv
+  return client.evalsha(sha, keyCount, ...rest).catch((err: unknown) => {
     if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err
-    return client.eval(script.lua, script.keyCount, ...keys, ...args)
+    return client.eval(script.lua, keyCount, ...rest)
   })
 }
