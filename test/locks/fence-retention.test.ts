@@ -9,6 +9,7 @@
 import { performance } from 'node:perf_hooks'
 import t, { type Test } from 'tap'
 import { acquireScript } from '../../src/locks/scripts/acquire.js'
+import { writeHoldInput } from '../helpers/acquire-input.js'
 import { lockKeys } from '../../src/locks/keys.js'
 import { lostChannel } from '../../src/locks/watch.js'
 import { WAITER_LEASE_MS, wakePrefix } from '../../src/locks/waiting.js'
@@ -71,23 +72,7 @@ t.test('(a) a hint far ahead of the node clock takes a fence at most half the re
     return Number(s) * 1e6 + Number(us)
   }
   const acquire = async (token: string, hint: number) => {
-    const input = {
-      hold: 'write' as const,
-      token,
-      ttlMs: 100,
-      reentrant: false,
-      attempt: token,
-      waiterId: '',
-      place: '',
-      fenceHint: hint,
-      keepTtl: false,
-      permits: undefined,
-      limit: undefined,
-      proposal: '',
-      owner: '',
-      sessionRef: '',
-      lockDelayMs: 0,
-    }
+    const input = writeHoldInput(token, { ttlMs: 100, fenceHint: hint })
     const call = (client as unknown as Record<string, (...a: (string | number)[]) => Promise<unknown>>).acquire as (
       ...a: (string | number)[]
     ) => Promise<unknown>

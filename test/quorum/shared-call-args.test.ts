@@ -9,6 +9,7 @@ import { startApp } from '../../harness/app.js'
 import { lockKeys } from '../../src/locks/keys.js'
 import { acquireScript, type AcquireInput } from '../../src/locks/scripts/acquire.js'
 import { ReplyCode } from '../../src/redis/scripts.js'
+import { writeHoldInput } from '../helpers/acquire-input.js'
 
 t.test('one call to three nodes makes its arguments once; the next call makes its own', async (t) => {
   const servers = await Promise.all([0, 1, 2].map(() => startRedis({ t })))
@@ -26,32 +27,13 @@ t.test('one call to three nodes makes its arguments once; the next call makes it
     },
   }
   const keys = lockKeys(config.keyPrefix, 'lock', 'shared-args')
-  const input: AcquireInput = {
-    hold: 'write',
-    token: 'token-first-0000000000',
-    ttlMs: 30_000,
-    reentrant: false,
-    attempt: 'a1',
-    waiterId: '',
-    place: '',
-    fenceHint: 0,
-    keepTtl: false,
-    permits: undefined,
-    limit: undefined,
-    proposal: '',
-    owner: '',
-    sessionRef: '',
-    lockDelayMs: 0,
-  }
+  const input = writeHoldInput('token-first-0000000000', { attempt: 'a1' })
   const ask = () => app.quorum.ask((node) => node.call(counting, keys.all, input))
+  const codes = (tally: Awaited<ReturnType<typeof ask>>) => tally.answers.map((a) => a.ok && a.value.code)
 
   const first = await ask()
   t.equal(made, 1, 'three nodes, one set of arguments')
-  t.same(
-    first.answers.map((a) => a.ok && a.value.code),
-    [ReplyCode.GRANTED, ReplyCode.GRANTED, ReplyCode.GRANTED],
-    'every node granted',
-  )
+  t.same(codes(first), [ReplyCode.GRANTED, ReplyCode.GRANTED, ReplyCode.GRANTED], 'every node granted')
 
   // The same input object, changed: another token, so every node must refuse it.
   input.token = 'token-second-000000000'
@@ -59,7 +41,7 @@ t.test('one call to three nodes makes its arguments once; the next call makes it
   const second = await ask()
   t.equal(made, 2, 'the next call makes its own')
   t.same(
-    second.answers.map((a) => a.ok && a.value.code),
+    codes(second),
     [ReplyCode.HELD, ReplyCode.HELD, ReplyCode.HELD],
     'every node was sent the changed input (refused: another token holds it)',
   )
