@@ -1,6 +1,6 @@
 import { Command, Pipeline } from 'ioredis'
 import { NodeError } from './errors.js'
-import { runCall, type CallArgs, type LoadedScript, type ScriptSender } from './script-call.js'
+import { runScript, type CallArgs, type LoadedScript, type ScriptSender } from './script-call.js'
 import { isCluster, type RedisClient } from './topology.js'
 
 /**
@@ -22,7 +22,7 @@ export async function runConfirmed(
     waited.catch(() => undefined)
     return sent.reply
   }
-  const reply = await runCall(client, script, args, withWait)
+  const reply = await runScript(client, script, args, withWait)
   if (!confirm.changed(reply)) return reply
   const acked = Number(await (waited ?? Promise.reject(new Error('no reply to WAIT'))))
   if (acked < confirm.replicas) {

@@ -7,7 +7,7 @@ import { NodeClock } from './node-clock.js'
 import { NodeHealth, quietClient, type NodeLastError, type NodeLog } from './health.js'
 import { createClient, topologyAddress, topologySecrets, type RedisClient, type Topology } from './topology.js'
 import { WriteCoalescer, type Coalescing, type HoldRule } from './coalesce.js'
-import { callArgs, loadedScript, runCall, runScriptPublicly, type CallArgs, type LoadedScript } from './script-call.js'
+import { callArgs, loadedScript, runScript, runScriptPublicly, type CallArgs, type LoadedScript } from './script-call.js'
 import { runConfirmed } from './confirmed-writes.js'
 import { classifyRedisError, NodeError, nodeErrorOf } from './errors.js'
 import type { VoteState } from '../contract/words.js'
@@ -233,7 +233,7 @@ export class RedisNode {
         ? runConfirmed(this.client, loaded, args, { replicas, waitMs: Math.max(1, Math.floor(this.timeoutMs * 0.8)), changed })
         : this.options.coalescing === 'auto'
           ? runScriptPublicly(this.client, loaded, args)
-          : runCall(this.client, loaded, args)
+          : runScript(this.client, loaded, args)
     this.writes?.afterWrite()
     return reply
   }

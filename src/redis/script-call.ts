@@ -110,21 +110,11 @@ const alone: ScriptSender = (client, call) => {
 }
 
 /**
- * Run `script`. A connection whose server lost it since (SCRIPT FLUSH) answers NOSCRIPT without
- * running anything: the call is sent once more, in full.
+ * Run `script` with `args` (made once for every node of a quorum: CallArgs). A connection whose
+ * server lost it since (SCRIPT FLUSH) answers NOSCRIPT without running anything: the call is sent
+ * once more, in full.
  */
-export function runScript(
-  client: RedisClient,
-  script: LoadedScript,
-  keys: readonly string[],
-  args: readonly (string | number)[],
-  send: ScriptSender = alone,
-): Promise<unknown> {
-  return runCall(client, script, callArgs(script, keys, args), send)
-}
-
-/** runScript with its arguments already made (shared by the nodes of a quorum: CallArgs). */
-export function runCall(client: RedisClient, script: LoadedScript, args: CallArgs, send: ScriptSender = alone): Promise<unknown> {
+export function runScript(client: RedisClient, script: LoadedScript, args: CallArgs, send: ScriptSender = alone): Promise<unknown> {
   const call = new ScriptCommand(script, args)
   return send(client, call).then(undefined, (err: unknown) => {
     if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err
@@ -138,9 +128,9 @@ export function runCall(client: RedisClient, script: LoadedScript, args: CallArg
  * `enableAutoPipelining` batches: only for the bench's comparison with ours (src/redis/coalesce.ts).
  */
 export function runScriptPublicly(client: RedisClient, script: LoadedScript, args: CallArgs): Promise<unknown> {
-  const [sha = '', keyCount = '0', ...rest] = args.argv
-  return client.evalsha(sha, keyCount, ...rest).catch((err: unknown) => {
+  const keysAndArgs = args.argv.slice(2)
+  return client.evalsha(script.sha, script.keyCount, ...keysAndArgs).catch((err: unknown) => {
     if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err
-    return client.eval(script.lua, keyCount, ...rest)
+    return client.eval(script.lua, script.keyCount, ...keysAndArgs)
   })
 }

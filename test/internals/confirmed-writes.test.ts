@@ -1,5 +1,5 @@
 /**
- * REDIS_WAIT_REPLICAS' path (src/redis/confirmed-writes.ts): the script runs by runCall like every
+ * REDIS_WAIT_REPLICAS' path (src/redis/confirmed-writes.ts): the script runs by runScript like every
  * other, then WAIT on the same connection; a change needs enough replicas, a refusal none, and a
  * server that lost the script (SCRIPT FLUSH) gets it again with a WAIT of its own.
  */

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { Command } from 'ioredis'
-import { loadedScript, resp, runScript } from '../../src/redis/script-call.js'
+import { callArgs, loadedScript, resp, runScript } from '../../src/redis/script-call.js'
 import { startRedis } from '../../harness/redis-server.js'
 
 /** Counts its calls in KEYS[1], then answers its arguments and a number (so the reply's types show). */
@@ -14,9 +14,9 @@ t.test('a script runs by EVALSHA with its keys and arguments; numbers go as stri
   const redis = await startRedis({ t })
   const client = redis.client()
   t.teardown(() => client.disconnect())
-  t.same(await runScript(client, ECHO, ['calls', 'k2'], ['a', 42]), [1, 'a', '42', 'k2'])
+  t.same(await runScript(client, ECHO, callArgs(ECHO, ['calls', 'k2'], ['a', 42])), [1, 'a', '42', 'k2'])
   t.same(await client.script('EXISTS', ECHO.sha), [1], 'the server has cached it under its SHA-1')
-  t.same(await runScript(client, ECHO, ['calls', 'k2'], ['b', 7]), [2, 'b', '7', 'k2'])
+  t.same(await runScript(client, ECHO, callArgs(ECHO, ['calls', 'k2'], ['b', 7])), [2, 'b', '7', 'k2'])
 })
 
 t.test('commands are written as ioredis writes them, byte counts right for any text', async (t) => {
@@ -35,7 +35,7 @@ t.test('commands are written as ioredis writes them, byte counts right for any t
   const redis = await startRedis({ t })
   const client = redis.client()
   t.teardown(() => client.disconnect())
-  t.same(await runScript(client, ECHO, ['calls', 'k2'], ['owner — 🙂', 'ünïcödé']), [1, 'owner — 🙂', 'ünïcödé', 'k2'])
+  t.same(await runScript(client, ECHO, callArgs(ECHO, ['calls', 'k2'], ['owner — 🙂', 'ünïcödé'])), [1, 'owner — 🙂', 'ünïcödé', 'k2'])
 })
 
 t.test('on a server that never saw it, a call runs before the commands sent after it (first sent in full)', async (t) => {
@@ -45,7 +45,7 @@ t.test('on a server that never saw it, a call runs before the commands sent afte
   await client.ping()
   t.same(await client.script('EXISTS', SETTER.sha), [0])
   // Not awaited (as the service's bookkeeping calls are): the GET right after it must see its write.
-  const set = runScript(client, SETTER, ['k'], ['v1'])
+  const set = runScript(client, SETTER, callArgs(SETTER, ['k'], ['v1']))
   t.equal(await client.get('k'), 'v1')
   t.equal(await set, 1)
   t.same(await client.script('EXISTS', SETTER.sha), [1])
@@ -55,11 +55,11 @@ t.test('a server without the script (SCRIPT FLUSH, a restart) runs it once by EV
   const redis = await startRedis({ t })
   const client = redis.client()
   t.teardown(() => client.disconnect())
-  await runScript(client, ECHO, ['calls', 'k2'], ['x', 1])
+  await runScript(client, ECHO, callArgs(ECHO, ['calls', 'k2'], ['x', 1]))
   await client.script('FLUSH')
   t.same(await client.script('EXISTS', ECHO.sha), [0])
   // Several calls in flight at once all get NOSCRIPT, and each runs exactly once.
-  const replies = await Promise.all([1, 2, 3].map((i) => runScript(client, ECHO, ['calls', 'k2'], ['y', i])))
+  const replies = await Promise.all([1, 2, 3].map((i) => runScript(client, ECHO, callArgs(ECHO, ['calls', 'k2'], ['y', i]))))
   t.same(replies.map((r) => (r as unknown[])[2]).sort(), ['1', '2', '3'])
   t.equal(Number(await client.get('calls')), 4, 'every call ran once: NOSCRIPT means nothing ran')
   t.same(await client.script('EXISTS', ECHO.sha), [1], 'cached again')
@@ -69,7 +69,7 @@ t.test('any other error is the caller’s, and the script is not sent again', as
   const redis = await startRedis({ t })
   const client = redis.client()
   t.teardown(() => client.disconnect())
-  await t.rejects(runScript(client, FAILING, ['calls'], []), /refused on purpose/)
+  await t.rejects(runScript(client, FAILING, callArgs(FAILING, ['calls'], [])), /refused on purpose/)
   t.equal(Number(await client.get('calls')), 1, 'ran once')
 })
 
@@ -79,5 +79,5 @@ t.test('a connection that is down rejects at once, without a retry', async (t) =
   client.on('error', () => undefined)
   if (client.status !== 'ready') await new Promise((resolve) => client.once('ready', resolve))
   client.disconnect()
-  await t.rejects(runScript(client, ECHO, ['calls', 'k2'], ['z', 1]), /closed|writeable|connect/i)
+  await t.rejects(runScript(client, ECHO, callArgs(ECHO, ['calls', 'k2'], ['z', 1])), /closed|writeable|connect/i)
 })
