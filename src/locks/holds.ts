@@ -50,11 +50,26 @@ export async function renewHold(ctx: LockContext, req: RenewRequest): Promise<Gr
 
 /** Drop one hold of the token that owns it (a reentrant hold: one of its count). */
 export async function releaseHold(ctx: LockContext, req: ReleaseRequest): Promise<Release> {
-  const { quorum } = ctx
+  const { quorum, room } = ctx
   const { keys, hold } = keysOf(ctx, req.mode, req.key)
   // The fence hint, for the hand-off to the next waiter: one value for every node, so they agree.
-  const input = { hold, token: req.token, fenceHint: fenceHint() }
-  const tally = await quorum.ask((node) => node.call(releaseScript, keys.all, input), settledByMajority)
+  const input = { hold, token: req.token, fenceHint: fenceHint(), replicaId: room.replicaId }
+  // Each node's reply carries its pushes to this replica's waiters, delivered even after the tally
+  // settles (room.lookAgainWhenBack when there is none).
+  const tally = await quorum.ask(
+    (node) =>
+      node.call(releaseScript, keys.all, input).then(
+        (reply) => {
+          if (reply.code === ReplyCode.RELEASED) for (const push of reply.pushes) room.deliver(node.index, push)
+          return reply
+        },
+        (err: unknown) => {
+          room.lookAgainWhenBack(node, keys.holds)
+          throw err
+        },
+      ),
+    settledByMajority,
+  )
   // Release reads every answer, voting or not: removing a hold is safe whoever reports it.
   const all = answeredValues(tally)
   const done = all.filter((r) => r.code > 0)

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
-import { allSubscribed, type Subscription } from '../redis/node.js'
+import { allSubscribed, type RedisNode, type Subscription } from '../redis/node.js'
 import { fail, type ServiceError } from '../errors.js'
 import type { Metrics } from '../metrics.js'
 import type { Quorum } from '../redis/quorum.js'
@@ -302,15 +302,7 @@ export class WaitRoom {
   start(): Promise<void> {
     const channel = this.wakePrefix + this.replicaId
     for (const node of this.quorum.nodes) {
-      const onPush = (message: string) => {
-        // "<id>": look again; "<id>|<fence>|<Redis µs>[|<slots>]": handed over (src/lua/include/queue.lua).
-        const [id = '', fence, redisUs, slots = ''] = message.split('|')
-        const waiter = this.waiters.get(id)
-        if (!waiter) return
-        this.metrics.wakeups.inc()
-        if (fence === undefined) waiter.wake()
-        else waiter.handedOff(node.index, Number(fence), Number(redisUs), slots)
-      }
+      const onPush = (message: string) => this.deliver(node.index, message)
       // Pushes sent while the subscription was down are lost: wake everyone to look again.
       const onReconnect = () => {
         for (const w of this.waiters.values()) w.wake()
@@ -320,6 +312,32 @@ export class WaitRoom {
     this.touchTimer = setInterval(() => this.touchAll(), TOUCH_EVERY_MS)
     this.touchTimer.unref()
     return allSubscribed(this.subscriptions)
+  }
+
+  /**
+   * A push from node `index` to one of this replica's waiters, published on the wake-up channel or
+   * answered in the reply of a release this replica sent: "<id>" look again; "<id>|<fence>|<Redis
+   * µs>[|<slots>]" handed over (src/lua/include/queue.lua).
+   */
+  deliver(index: number, message: string): void {
+    const [id = '', fence, redisUs, slots = ''] = message.split('|')
+    const waiter = this.waiters.get(id)
+    if (!waiter) return
+    this.metrics.wakeups.inc()
+    if (fence === undefined) waiter.wake()
+    else waiter.handedOff(index, Number(fence), Number(redisUs), slots)
+  }
+
+  /**
+   * A release this replica sent to `node` got no answer: it may have handed the lock (whose holds are
+   * at `holds`) to one of this replica's waiters, with no push but its reply. Those waiters look again
+   * once the node is back (a waiter's lease at most), and their attempt takes up what was handed over.
+   */
+  lookAgainWhenBack(node: RedisNode, holds: string): void {
+    void node.waitUntilReady(WAITER_LEASE_MS).then(() => {
+      const group = this.byLock.get(holds)
+      if (group) for (const waiter of group) waiter.wake()
+    })
   }
 
   /** Whether `park` would take another waiter. */

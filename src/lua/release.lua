@@ -7,8 +7,10 @@
 -- KEYS[4..6] the line (include/queue.lua), KEYS[7] why watched holds went (include/lost.lua),
 -- KEYS[8] lock-delays (include/delay.lua: a release leaves none)
 -- ARGV[1] mode: 'read' | 'write'   ARGV[2] token   ARGV[3] fence hint, µs, for a hand-off (include/fence.lua)
+-- ARGV[4] the calling replica's id ('' for none): pushes to its waiters come in the reply instead
 --
--- Returns  { RELEASED, 0 }              this token's hold is gone
+-- Returns  { RELEASED, 0, push… }       this token's hold is gone; then the pushes to the calling
+--                                       replica's waiters, as published otherwise (include/queue.lua)
 --          { DECREMENTED, holdCount }   a reentrant hold still has holdCount holds
 --          { NOT_FOUND }                nothing is held (expired or released)
 --          { NOT_OWNER }                held, but not by this token in this mode
@@ -55,6 +57,7 @@ end
 --@include queue
 --@include lost
 
+own_replica = ARGV[4] ~= '' and ARGV[4] or nil
 local now = now_ms()
 promote(now)
 prune(now)
@@ -71,7 +74,7 @@ if mode == 'write' then
   redis.call('HDEL', KEYS[1], unpack(WRITER_FIELDS))
   refresh_ttl(now)
   wake_front(now, false, ARGV[3])
-  return { RELEASED, 0 }
+  return with_own_pushes({ RELEASED, 0 })
 end
 
 local r = get_reader(tok)
@@ -90,4 +93,4 @@ drop_reader(tok)
 refresh_ttl(now)
 -- A semaphore's hold hands its slots on first.
 wake_front(now, false, ARGV[3], r.slots)
-return { RELEASED, 0 }
+return with_own_pushes({ RELEASED, 0 })

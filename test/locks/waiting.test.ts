@@ -193,37 +193,51 @@ t.test('waiting on one Redis', async (t) => {
   })
 
   t.test('a grant that races the client going away is rolled back at once', async (t) => {
-    for (let round = 0; round < 5; round++) {
-      const key = `race-${round}`
-      await post(`/locks/${key}?ttl=30s`, tok('holder'))
-      const gone = new ClientGone()
-      // Abort the very moment the wake-up push is published: the waiter is then mid-attempt or asleep.
-      const spy = redis.client()
-      await spy.psubscribe('lock-service:wake:*')
-      spy.on('pmessage', () => gone.notify())
-      const waiting = app.engine.acquire({
-        mode: 'exclusive',
-        key,
-        token: tok('b'),
-        ttlMs: 30_000,
-        reentrant: false,
-        waitMs: 10_000,
-        clientGone: gone,
-      })
-      await until(async () => (await waitersOn(`/locks/${key}`)) === 1, 'b in line')
-      await del(`/locks/${key}`, tok('holder'))
-      await t.rejects(waiting, `round ${round}: the abandoned acquire does not return a grant`)
-      await spy.quit()
-      await until(
-        async () => (await app.inject({ method: 'GET', url: `/locks/${key}` })).statusCode === 404,
-        'the lock is free again',
-        1000,
-      )
-      t.equal(
-        (await post(`/locks/${key}`, tok('c'))).statusCode,
-        201,
-        `round ${round}: free for the next client at once, not after the 30 s TTL`,
-      )
+    // The hand-off reaches the waiter in the reply of a release sent by its own replica, or pushed on
+    // the wake-up channel when another replica (on the same Redis) released.
+    const other = (await startApp(t, [redis.url])).app
+    for (const releasedBy of ['this replica', 'another replica'] as const) {
+      for (let round = 0; round < 3; round++) {
+        const key = `race-${releasedBy.split(' ')[0]}-${round}`
+        await post(`/locks/${key}?ttl=30s`, tok('holder'))
+        const gone = new ClientGone()
+        // Abort the very moment the hand-off arrives: the waiter is then mid-attempt or asleep.
+        const room = app.waitRoom
+        const deliver = room.deliver.bind(room)
+        room.deliver = (index, message) => {
+          gone.notify()
+          deliver(index, message)
+        }
+        const spy = redis.client()
+        await spy.psubscribe('lock-service:wake:*')
+        spy.on('pmessage', () => gone.notify())
+        const waiting = app.engine.acquire({
+          mode: 'exclusive',
+          key,
+          token: tok('b'),
+          ttlMs: 30_000,
+          reentrant: false,
+          waitMs: 10_000,
+          clientGone: gone,
+        })
+        await until(async () => (await waitersOn(`/locks/${key}`)) === 1, 'b in line')
+        const releaser = releasedBy === 'this replica' ? app : other
+        const released = await releaser.inject({ method: 'DELETE', url: `/locks/${key}`, headers: { 'lock-token': tok('holder') } })
+        t.equal(released.statusCode, 200)
+        await t.rejects(waiting, `released by ${releasedBy}, round ${round}: the abandoned acquire does not return a grant`)
+        room.deliver = deliver
+        await spy.quit()
+        await until(
+          async () => (await app.inject({ method: 'GET', url: `/locks/${key}` })).statusCode === 404,
+          'the lock is free again',
+          1000,
+        )
+        t.equal(
+          (await post(`/locks/${key}`, tok('c'))).statusCode,
+          201,
+          `released by ${releasedBy}, round ${round}: free for the next client at once, not after the 30 s TTL`,
+        )
+      }
     }
   })
 })
@@ -236,38 +250,55 @@ t.test('a hand-off is the release script alone: the waiter sends nothing more to
       nodes.map((r) => r.url),
       { logLevel: 'warn' },
     )
-    const key = `one-trip-${n}`
-    await app.inject({ method: 'POST', url: `/locks/${key}?ttl=30s`, headers: { 'lock-token': tok('a') } })
-    const waiting = app.inject({ method: 'POST', url: `/locks/${key}?wait=10s`, headers: { 'lock-token': tok('b') } })
-    await until(async () => (await app.inject({ method: 'GET', url: `/locks/${key}` })).json().waiters === 1, 'b in line')
-    // Every command that reaches the nodes from here until the grant, as MONITOR reports it.
-    // (Calls from clients only: MONITOR also shows the commands a script runs, source "lua".)
-    const seen: string[][] = []
-    const clients = nodes.map((r) => r.client())
-    const monitors = await Promise.all(clients.map((c) => c.monitor()))
-    for (const m of monitors)
-      m.on('monitor', (_time: string, args: string[], source: string) => void (source.includes('lua') || seen.push(args)))
-    const [released, res] = await Promise.all([
-      app.inject({ method: 'DELETE', url: `/locks/${key}`, headers: { 'lock-token': tok('a') } }),
-      waiting,
-    ])
-    await sleep(200)
-    for (const c of [...monitors, ...clients]) c.disconnect()
-    t.same([released.statusCode, res.statusCode], [200, 201], `N=${n}: released, then granted`)
-    const byB = seen.filter((args) => args.includes(tok('b')))
-    t.same(byB, [], `N=${n}: the waiter asked no node again (the release handed the lock over)`)
-    t.equal(seen.filter((args) => args.includes(tok('a'))).length, n, `N=${n}: one release call per node`)
-    const holds = await Promise.all(
-      nodes.map(async (r) => {
-        const c = r.client()
-        try {
-          return await c.hmget(lockKeys(config.keyPrefix, 'lock', key).holds, 'w', 'wf')
-        } finally {
-          c.disconnect()
-        }
-      }),
-    )
-    t.same(holds, Array(n).fill([tok('b'), String(res.json().fence)]), `N=${n}: every node holds it for b, with the fence b was given`)
+    // Another replica on the same nodes: a release it sends reaches the waiter by a push.
+    const other = (
+      await startApp(
+        t,
+        nodes.map((r) => r.url),
+        { logLevel: 'warn' },
+      )
+    ).app
+    for (const releasedBy of ['this replica', 'another replica'] as const) {
+      const releaser = releasedBy === 'this replica' ? app : other
+      const key = `one-trip-${n}-${releasedBy.split(' ')[0]}`
+      await app.inject({ method: 'POST', url: `/locks/${key}?ttl=30s`, headers: { 'lock-token': tok('a') } })
+      const waiting = app.inject({ method: 'POST', url: `/locks/${key}?wait=10s`, headers: { 'lock-token': tok('b') } })
+      await until(async () => (await app.inject({ method: 'GET', url: `/locks/${key}` })).json().waiters === 1, 'b in line')
+      // Every command that reaches the nodes from here until the grant, as MONITOR reports it: those
+      // from clients, and those the scripts run (source "lua").
+      const seen: string[][] = []
+      const byScripts: string[][] = []
+      const clients = nodes.map((r) => r.client())
+      const monitors = await Promise.all(clients.map((c) => c.monitor()))
+      for (const m of monitors)
+        m.on('monitor', (_time: string, args: string[], source: string) => void (source.includes('lua') ? byScripts : seen).push(args))
+      const [released, res] = await Promise.all([
+        releaser.inject({ method: 'DELETE', url: `/locks/${key}`, headers: { 'lock-token': tok('a') } }),
+        waiting,
+      ])
+      await sleep(200)
+      for (const c of [...monitors, ...clients]) c.disconnect()
+      const what = `N=${n}, released by ${releasedBy}`
+      t.same([released.statusCode, res.statusCode], [200, 201], `${what}: released, then granted`)
+      const byB = seen.filter((args) => args.includes(tok('b')))
+      t.same(byB, [], `${what}: the waiter asked no node again (the release handed the lock over)`)
+      t.equal(seen.filter((args) => args.includes(tok('a'))).length, n, `${what}: one release call per node`)
+      const published = byScripts.filter((args) => args[0]?.toLowerCase() === 'publish').length
+      if (releasedBy === 'this replica') t.equal(published, 0, `${what}: nothing published (the hand-off came back in the release's reply)`)
+      else t.equal(published, n, `${what}: the hand-off pushed once by each node`)
+      const holds = await Promise.all(
+        nodes.map(async (r) => {
+          const c = r.client()
+          try {
+            return await c.hmget(lockKeys(config.keyPrefix, 'lock', key).holds, 'w', 'wf')
+          } finally {
+            c.disconnect()
+          }
+        }),
+      )
+      t.same(holds, Array(n).fill([tok('b'), String(res.json().fence)]), `${what}: every node holds it for b, with the fence b was given`)
+      await app.inject({ method: 'DELETE', url: `/locks/${key}`, headers: { 'lock-token': tok('b') } })
+    }
   }
 })
 
@@ -293,6 +324,37 @@ t.test('a replica is ready only once it listens for hand-offs: a waiter parked a
   t.equal(res.statusCode, 201)
   const took = performance.now() - started
   t.ok(took < 10_000, `b granted ${took.toFixed(0)} ms after it asked, by the hand-off, not at the end of its 20 s wait`)
+})
+
+t.test('a release whose reply is lost: its replica wakes its waiters of that lock, and the one handed the lock takes it', async (t) => {
+  const redis = await startRedis({ t })
+  const proxy = await startProxy({ port: redis.port }, { t })
+  const { app } = await startApp(t, [proxy.url], { nodeTimeoutMs: 1000 })
+  const request = (method: 'POST' | 'DELETE', url: string, token: string) => app.inject({ method, url, headers: { 'lock-token': token } })
+  // The hand-off to a waiter of this replica is in the release's reply only: no push follows it.
+  // (Another reply, the lease renewal's, may be the one dropped: then the release went through, and
+  // the round is tried again.)
+  for (let round = 0; ; round++) {
+    const key = `lost-reply-${round}`
+    t.equal((await request('POST', `/locks/${key}?ttl=30s`, tok('a'))).statusCode, 201)
+    const started = performance.now()
+    const waiting = request('POST', `/locks/${key}?wait=10s`, tok('b'))
+    await until(async () => app.waitRoom.size === 1, 'b parked')
+    await until(async () => (await app.inject({ method: 'GET', url: `/locks/${key}` })).json().waiters === 1, 'b in line')
+    proxy.dropNextResponse()
+    const released = await request('DELETE', `/locks/${key}`, tok('a'))
+    const res = await waiting
+    if (released.statusCode === 200 && round < 5) {
+      await request('DELETE', `/locks/${key}`, tok('b'))
+      continue
+    }
+    t.equal(released.statusCode, 503, 'the release reached Redis, its reply did not reach the replica')
+    t.equal(res.statusCode, 201, `b is granted (${res.body})`)
+    t.equal(res.json().token, tok('b'))
+    const took = performance.now() - started
+    t.ok(took < 5000, `b granted ${took.toFixed(0)} ms after it asked: it looked again, not at the end of its 10 s wait`)
+    break
+  }
 })
 
 t.test('a waiter whose HTTP client hangs up leaves the line at once', async (t) => {

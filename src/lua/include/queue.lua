@@ -7,7 +7,8 @@
 -- KEYS[6]  hash  waiter id -> "mode|leaseExpiry (Redis ms)|token|ttlMs", and for a semaphore's waiter
 --                "…|permits"; with a lock-delay (include/delay.lua) "…|permits or ''|delayMs";
 --                field '#' counts arrivals, field 'n' is a semaphore's limit while it has waiters
--- A waiter id is "<replica id>.<n>". Pushes go to channel "<wake prefix><replica id>":
+-- A waiter id is "<replica id>.<n>". Pushes go to channel "<wake prefix><replica id>" (or into the
+-- reply, when the script's caller is that replica: push, below):
 --   "<id>"                      look again (the front changed, or your turn came but not a hand-off)
 --   "<id>|<fence>|<Redis µs>"   handed over: the lock is yours (hold of your token, your ttl, that
 --                               fence, its expiry counted from that Redis time); a semaphore's:
@@ -95,8 +96,24 @@ local function head_lease_ms(now)
   return math.max((w and w.lease or now) - now, 1)
 end
 
+-- A script that its caller told its replica id (release.lua) answers that replica's pushes in its
+-- reply instead (`own_pushes`, same messages): the caller is alive and reads the reply, so no PUBLISH,
+-- and the push counts as heard. If the reply is lost, the caller wakes its waiters of this lock.
+local own_replica, own_pushes = nil, {}
+
 local function push(id, message)
-  return redis.call('PUBLISH', WAKE_PREFIX .. string.match(id, '^([^.]+)'), message)
+  local replica = string.match(id, '^([^.]+)')
+  if own_replica and replica == own_replica then
+    own_pushes[#own_pushes + 1] = message
+    return 1
+  end
+  return redis.call('PUBLISH', WAKE_PREFIX .. replica, message)
+end
+
+-- `reply`, followed by the pushes for the caller's replica (see push).
+local function with_own_pushes(reply)
+  for _, message in ipairs(own_pushes) do reply[#reply + 1] = message end
+  return reply
 end
 
 -- Give the free lock to waiter `id` (mode, token, ttl and permits of its request; attempt id = its
