@@ -276,6 +276,8 @@ export class WaitRoom {
   private next = 0
   private readonly waiters = new Map<string, Waiter>()
   private readonly byLock = new Map<string, Set<Waiter>>()
+  /** The locks whose waiters look again once a node is back (lookAgainWhenBack). */
+  private readonly lookAgain = new Map<RedisNode, Set<string>>()
   private readonly subscriptions: Subscription[] = []
   private stopping = false
   private touchTimer: NodeJS.Timeout | undefined
@@ -303,10 +305,12 @@ export class WaitRoom {
     const channel = this.wakePrefix + this.replicaId
     for (const node of this.quorum.nodes) {
       const onPush = (message: string) => this.deliver(node.index, message)
-      // Pushes sent while the subscription was down are lost: wake everyone to look again.
-      const onReconnect = () => {
-        for (const w of this.waiters.values()) w.wake()
-      }
+      // Pushes sent while the subscription was down are lost: everyone looks again, once the node
+      // answers calls too (its subscription may be back first; an attempt before would fail).
+      const onReconnect = () =>
+        void node.waitUntilReady(WAITER_LEASE_MS).then(() => {
+          for (const w of this.waiters.values()) w.wake()
+        })
       this.subscriptions.push(node.subscribe(channel, onPush, onReconnect))
     }
     this.touchTimer = setInterval(() => this.touchAll(), TOUCH_EVERY_MS)
@@ -334,9 +338,18 @@ export class WaitRoom {
    * once the node is back (a waiter's lease at most), and their attempt takes up what was handed over.
    */
   lookAgainWhenBack(node: RedisNode, holds: string): void {
+    if (!this.byLock.has(holds)) return
+    // One wait per node, however many releases fail while it is down.
+    const pending = this.lookAgain.get(node)
+    if (pending) {
+      pending.add(holds)
+      return
+    }
+    const locks = new Set([holds])
+    this.lookAgain.set(node, locks)
     void node.waitUntilReady(WAITER_LEASE_MS).then(() => {
-      const group = this.byLock.get(holds)
-      if (group) for (const waiter of group) waiter.wake()
+      this.lookAgain.delete(node)
+      for (const lock of locks) for (const waiter of this.byLock.get(lock) ?? []) waiter.wake()
     })
   }
 

@@ -10,6 +10,7 @@ import { ClientGone } from '../../src/locks/types.js'
 import { lockKeys } from '../../src/locks/keys.js'
 import { wakePrefix } from '../../src/locks/waiting.js'
 import { startProxy } from '../../harness/tcp-proxy.js'
+import { monitorRedis } from '../helpers/monitor.js'
 
 const tok = (name: string) => `${name}-wait-token-000000`
 
@@ -266,18 +267,15 @@ t.test('a hand-off is the release script alone: the waiter sends nothing more to
       await until(async () => (await app.inject({ method: 'GET', url: `/locks/${key}` })).json().waiters === 1, 'b in line')
       // Every command that reaches the nodes from here until the grant, as MONITOR reports it: those
       // from clients, and those the scripts run (source "lua").
-      const seen: string[][] = []
-      const byScripts: string[][] = []
-      const clients = nodes.map((r) => r.client())
-      const monitors = await Promise.all(clients.map((c) => c.monitor()))
-      for (const m of monitors)
-        m.on('monitor', (_time: string, args: string[], source: string) => void (source.includes('lua') ? byScripts : seen).push(args))
+      const monitor = await monitorRedis(nodes.map((r) => r.port))
       const [released, res] = await Promise.all([
         releaser.inject({ method: 'DELETE', url: `/locks/${key}`, headers: { 'lock-token': tok('a') } }),
         waiting,
       ])
       await sleep(200)
-      for (const c of [...monitors, ...clients]) c.disconnect()
+      monitor.close()
+      const seen = monitor.commands.filter((c) => c.source !== 'lua').map((c) => c.args)
+      const byScripts = monitor.commands.filter((c) => c.source === 'lua').map((c) => c.args)
       const what = `N=${n}, released by ${releasedBy}`
       t.same([released.statusCode, res.statusCode], [200, 201], `${what}: released, then granted`)
       const byB = seen.filter((args) => args.includes(tok('b')))
@@ -355,6 +353,32 @@ t.test('a release whose reply is lost: its replica wakes its waiters of that loc
     t.ok(took < 5000, `b granted ${took.toFixed(0)} ms after it asked: it looked again, not at the end of its 10 s wait`)
     break
   }
+})
+
+t.test('releases that fail while the node is down: one look-again per node, and the waiter is served once it is back', async (t) => {
+  const redis = await startRedis({ t })
+  const proxy = await startProxy({ port: redis.port }, { t })
+  const { app } = await startApp(t, [proxy.url], { nodeTimeoutMs: 500 })
+  const request = (method: 'POST' | 'DELETE', url: string, token: string) => app.inject({ method, url, headers: { 'lock-token': token } })
+  t.equal((await request('POST', '/locks/outage?ttl=30s', tok('a'))).statusCode, 201)
+  const waiting = request('POST', '/locks/outage?wait=20s', tok('b'))
+  await until(async () => (await app.inject({ method: 'GET', url: '/locks/outage' })).json().waiters === 1, 'b in line')
+  const node = app.quorum.nodes[0]!
+  proxy.cut('reset')
+  await until(async () => !node.up, 'the node seen down')
+  const listeners = node.client.listenerCount('ready')
+  const failed = await Promise.all(Array.from({ length: 50 }, () => request('DELETE', '/locks/outage', tok('a'))))
+  t.same(new Set(failed.map((r) => r.statusCode)), new Set([503]), '50 releases fail while the node is down')
+  t.ok(
+    node.client.listenerCount('ready') - listeners <= 1,
+    `at most one more wait for the node (${node.client.listenerCount('ready') - listeners}), not one per failed release`,
+  )
+  proxy.heal()
+  await until(async () => node.up, 'the node back')
+  t.equal((await request('DELETE', '/locks/outage', tok('a'))).statusCode, 200, 'released once the node is back')
+  const res = await waiting
+  t.equal(res.statusCode, 201, `b is granted (${res.body})`)
+  t.equal(res.json().token, tok('b'))
 })
 
 t.test('a waiter whose HTTP client hangs up leaves the line at once', async (t) => {
