@@ -76,7 +76,9 @@ t.test('each script returns its codes by name, names only codes ReplyCode declar
     const source = lua(script.name)
     const code = source.replace(/--.*$/gm, '')
     if (!dataReplies.has(script.name)) t.notMatch(code, /\{\s*-?\d/, `${script.name}.lua: no reply table starts with a bare number`)
-    const returned = [...code.matchAll(/(?:return|reply =) (?:with_slots\(|granted\()?\{?\s*([A-Z_]+)\b/g)].map((m) => m[1] as string)
+    const returned = [...code.matchAll(/(?:return|reply =) (?:with_slots\(|granted\(|with_own_pushes\()?\{?\s*([A-Z_]+)\b/g)].map(
+      (m) => m[1] as string,
+    )
     const header = [...source.matchAll(/^--(?: Returns)?\s+\{ ([A-Z_]+)/gm)].map((m) => m[1] as string)
     for (const name of new Set([...returned, ...header])) t.ok(name in ReplyCode, `${script.name}.lua: ${name} is a ReplyCode`)
     t.same([...new Set(header)].sort(), [...new Set(returned)].sort(), `${script.name}.lua: its header names the codes it returns`)
@@ -132,6 +134,13 @@ t.test('decoded shapes', async (t) => {
     { code: ReplyCode.NOT_FOUND, reason: undefined, atMs: 5, othersHold: false },
     'never a kept reason',
   )
+  t.same(releaseScript.decode([ReplyCode.RELEASED, 0]), { code: ReplyCode.RELEASED, pushes: [] })
+  t.same(
+    releaseScript.decode([ReplyCode.RELEASED, 0, 'r1.a|77|1700000000000000', 'r1.b']),
+    { code: ReplyCode.RELEASED, pushes: ['r1.a|77|1700000000000000', 'r1.b'] },
+    "a release's reply carries the pushes to its replica's waiters",
+  )
+  t.throws(() => releaseScript.decode([ReplyCode.RELEASED, 0, 5]), ScriptReplyError, 'a push that is not text')
   t.same(sessionUnbindScript.decode(2), { removed: 2 })
   t.same(keySessionsScript.args({ op: 'open', ref: 'r', ttlMs: 10, maxSessions: 2 }), ['open', 'r', 10, 2])
   t.same(sessionBindScript.args({ by: '', entry: 'e', held: true }), ['', 'e', 0, 'held'])
