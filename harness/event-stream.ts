@@ -1,5 +1,6 @@
 import http from 'node:http'
 import { performance } from 'node:perf_hooks'
+import { readRecords } from './records.js'
 
 /** One Server-Sent Event as received: its name, id, data (parsed JSON), and when it arrived (performance.now()). */
 export interface ReceivedEvent {
@@ -30,30 +31,22 @@ export function openEventStream(baseUrl: string, path: string, headers: Record<s
   const ended = new Promise<void>((r) => (resolveEnded = r))
   const req = http.get(new URL(path, baseUrl), { headers: { accept: 'text/event-stream', ...headers } }, (res) => {
     resolveStatus(res.statusCode ?? 0)
-    let buffer = ''
-    res.setEncoding('utf8')
-    res.on('data', (chunk: string) => {
-      buffer += chunk
-      let end: number
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const block = buffer.slice(0, end)
-        buffer = buffer.slice(end + 2)
-        const fields = new Map<string, string>()
-        for (const line of block.split('\n')) {
-          if (line.startsWith(':')) continue
-          const colon = line.indexOf(': ')
-          if (colon > 0) fields.set(line.slice(0, colon), line.slice(colon + 2))
-        }
-        const event = fields.get('event')
-        if (!event) continue
-        events.push({
-          event,
-          id: fields.get('id') ?? '',
-          data: JSON.parse(fields.get('data') ?? '{}') as Record<string, unknown>,
-          at: performance.now(),
-        })
-        for (const wake of [...waiting]) wake()
+    readRecords(res, '\n\n', (block) => {
+      const fields = new Map<string, string>()
+      for (const line of block.split('\n')) {
+        if (line.startsWith(':')) continue
+        const colon = line.indexOf(': ')
+        if (colon > 0) fields.set(line.slice(0, colon), line.slice(colon + 2))
       }
+      const event = fields.get('event')
+      if (!event) return
+      events.push({
+        event,
+        id: fields.get('id') ?? '',
+        data: JSON.parse(fields.get('data') ?? '{}') as Record<string, unknown>,
+        at: performance.now(),
+      })
+      for (const wake of [...waiting]) wake()
     })
     res.on('end', () => {
       resolveEnded()

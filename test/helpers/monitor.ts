@@ -1,4 +1,5 @@
 import net from 'node:net'
+import { readRecords } from '../../harness/records.js'
 
 /** One command as Redis' MONITOR reports it: who sent it ("lua" for a script's own calls) and its words. */
 export interface MonitoredCommand {
@@ -17,28 +18,20 @@ export async function monitorRedis(ports: readonly number[]): Promise<{ commands
       (port) =>
         new Promise<net.Socket>((resolve, reject) => {
           const socket = net.connect({ host: '127.0.0.1', port })
-          let buffered = ''
           let started = false
-          socket.setEncoding('utf8')
           socket.once('error', reject)
-          socket.on('data', (chunk: string) => {
-            buffered += chunk
-            let end: number
-            while ((end = buffered.indexOf('\r\n')) >= 0) {
-              const line = buffered.slice(0, end)
-              buffered = buffered.slice(end + 2)
-              if (!started) {
-                // "+OK": monitoring from here on.
-                started = true
-                resolve(socket)
-                continue
-              }
-              // +1700000000.123456 [0 127.0.0.1:50000] "EVALSHA" "…" …   ("[0 lua]" for a script's calls)
-              const parsed = /^\+\S+ \[\d+ ([^\]]+)\] (.*)$/.exec(line)
-              if (!parsed) continue
-              const args = [...(parsed[2] ?? '').matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => (m[1] ?? '').replace(/\\(.)/g, '$1'))
-              commands.push({ source: parsed[1] ?? '', args })
+          readRecords(socket, '\r\n', (line) => {
+            if (!started) {
+              // "+OK": monitoring from here on.
+              started = true
+              resolve(socket)
+              return
             }
+            // +1700000000.123456 [0 127.0.0.1:50000] "EVALSHA" "…" …   ("[0 lua]" for a script's calls)
+            const parsed = /^\+\S+ \[\d+ ([^\]]+)\] (.*)$/.exec(line)
+            if (!parsed) return
+            const args = [...(parsed[2] ?? '').matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => (m[1] ?? '').replace(/\\(.)/g, '$1'))
+            commands.push({ source: parsed[1] ?? '', args })
           })
           socket.write('MONITOR\r\n')
         }),
