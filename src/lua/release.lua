@@ -16,11 +16,16 @@
 --          { NOT_OWNER }                held, but not by this token in this mode
 local mode, tok = ARGV[1], ARGV[2]
 
+--@include fence
+
 -- The fast path: a plain write hold (include/plain.lua) of this token ends with a DEL (another token's
--- is refused as it is); the last hold of a live write hold of this token, alone in the hash — no
--- readers, no line, nothing else in its hash — ends with the hash itself (what the general path below
--- leaves: nothing to keep, nobody to hand over to). Anything else falls through
--- (test/locks/fast-path.test.ts compares it with the general path).
+-- is refused as it is); the last hold of a live write hold of this token, alone in its hash — no
+-- readers, no lock-delays, nothing else in its hash — ends with the hash itself when nobody waits
+-- (what the general path below leaves: nothing to keep, nobody to hand over to), or goes to the
+-- waiter at the head of the line when that is a writer renewed lately, with no lock-delay: the hold
+-- becomes the waiter's, as include/queue.lua's hand_off makes it (a hot key's every grant). Anything
+-- else falls through (test/locks/fast-path.test.ts compares it with the general path); so does a
+-- hand-off whose push nobody heard, once that waiter has left the line, as the general path would.
 --@fast-path
 if mode == 'write' then
   local lock = KEYS[1]
@@ -33,17 +38,46 @@ if mode == 'write' then
   end
   if form == 'hash' then
     local h = redis.call('HMGET', lock, 'w', 'wc', 'we')
-    -- HLEN: the hash holds the writer's seven fields and nothing else (anything more: the general path).
-    if
-      h[1] == tok
-      and tonumber(h[2]) == 1
-      and redis.call('EXISTS', lock .. ':r', lock .. ':q', lock .. ':delay') == 0
-      and redis.call('HLEN', lock) == 7
-    then
+    -- Of the readers' zset, the line and the lock-delays, at most one key (the line, if anyone waits);
+    -- HLEN: the hash holds the writer's seven fields and nothing else.
+    local others = h[1] == tok and tonumber(h[2]) == 1 and redis.call('EXISTS', lock .. ':r', lock .. ':q', lock .. ':delay')
+    if others and others <= 1 and redis.call('HLEN', lock) == 7 then
       local time = redis.call('TIME')
-      if tonumber(h[3] or '0') > tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) then
-        redis.call('DEL', lock)
-        return { RELEASED, 0 }
+      local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+      if tonumber(h[3] or '0') > now then
+        if others == 0 then
+          redis.call('DEL', lock)
+          return { RELEASED, 0 }
+        end
+        local line, entries, writers = lock .. ':q', lock .. ':qi', lock .. ':qw'
+        local head = redis.call('ZRANGE', line, 0, 0)[1]
+        local wmode, lease, wtok, wttl, permits, delay
+        if head then
+          wmode, lease, wtok, wttl, permits, delay = string.match(redis.call('HGET', entries, head) or '', WAITER_ENTRY)
+        end
+        if
+          wmode == 'write'
+          and permits == ''
+          and (delay == '' or delay == '0')
+          and tonumber(lease) - now >= WAITER_LEASE_MS - RENEWED_WITHIN_MS
+        then
+          local clock = tonumber(time[1]) * 1000000 + tonumber(time[2])
+          local _, fence = next_fence(lock .. ':fence', clock, ARGV[3])
+          redis.call('ZREM', line, head)
+          redis.call('ZREM', writers, head)
+          redis.call('HDEL', entries, head)
+          if redis.call('ZCARD', line) == 0 then redis.call('DEL', line, writers, entries) end
+          local push = head .. '|' .. fence .. '|' .. string.format('%.0f', clock)
+          local replica = string.match(head, '^([^.]+)')
+          local own = replica == ARGV[4]
+          if own or redis.call('PUBLISH', WAKE_PREFIX .. replica, push) > 0 or not WAKE_COUNTS_RECEIVERS then
+            local expires = math.floor(clock / 1000) + tonumber(wttl)
+            redis.call('HSET', lock, 'w', wtok, 'wf', fence, 'wc', '1', 'wt', wttl, 'we', expires, 'wa', head, 'wac', '0')
+            redis.call('PEXPIRE', lock, expires - now)
+            if own then return { RELEASED, 0, push } end
+            return { RELEASED, 0 }
+          end
+        end
       end
     end
   end
@@ -53,7 +87,6 @@ end
 --@include plain
 --@include holds
 --@include delay
---@include fence
 --@include queue
 --@include lost
 

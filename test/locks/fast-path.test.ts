@@ -125,7 +125,8 @@ t.test('the fast paths answer and leave exactly what the general path does', asy
     '',
     opts.keepTtl ? 1 : '',
   ]
-  const release = (mode: string, token: string) => [mode, token, hint]
+  /** `replica`: the caller's replica id, whose waiters' pushes come back in the reply. */
+  const release = (mode: string, token: string, replica?: string) => (replica ? [mode, token, hint, replica] : [mode, token, hint])
 
   const both = async (what: string, script: string, ns: Namespace, key: string, args: (string | number)[]) => {
     const [a, b] = await Promise.all([fast(script, ns, key, args), slow(script, ns, key, args)])
@@ -173,6 +174,56 @@ t.test('the fast paths answer and leave exactly what the general path does', asy
   t.equal((await both('free, waiting request', 'acquire', 'lock', 'k2', acquire('write', A, 30_000, { waiter: 'r1.1' })))[0], 1)
   t.equal((await both('joins the line', 'acquire', 'lock', 'k2', acquire('write', B, 30_000, { waiter: 'r1.2' })))[0], -1)
   t.equal((await both('release with a line', 'release', 'lock', 'k2', release('write', A)))[0], 1)
+
+  // Hand-offs (a hot key's every grant): to a writer at the head of the line, of this replica (the
+  // push comes in the reply), or of another one that hears its push; or, when that one is gone (nobody
+  // hears it), to the next in line, by the general path.
+  const C = 'tokenC-0123456789abcdef'
+  t.equal((await both('holder of a hot key', 'acquire', 'lock', 'h1', acquire('write', A, 30_000)))[0], 1)
+  t.equal((await both('a waiter of this replica', 'acquire', 'lock', 'h1', acquire('write', B, 20_000, { waiter: 'r1.1' })))[0], -1)
+  t.equal((await both('another behind it', 'acquire', 'lock', 'h1', acquire('write', C, 30_000, { waiter: 'r1.2' })))[0], -1)
+  const own = await both("release: handed to this replica's waiter", 'release', 'lock', 'h1', release('write', A, 'r1'))
+  t.match(own, [1, 0, /^r1\.1\|\d+\|\d+$/], 'the push to it is in the reply')
+  t.equal((await both('the waiter claims it', 'acquire', 'lock', 'h1', acquire('write', B, 20_000, { waiter: 'r1.1' })))[0], 1)
+  t.match(await both('and releases: the last in line', 'release', 'lock', 'h1', release('write', B, 'r1')), [1, 0, /^r1\.2\|/])
+  t.same(await both('whose release leaves nothing', 'release', 'lock', 'h1', release('write', C, 'r1')), [1, 0])
+
+  const listeners = await Promise.all([fastServer, generalServer].map((s) => s.client()))
+  t.teardown(() => listeners.forEach((l) => l.disconnect()))
+  await Promise.all(listeners.map((l) => l.subscribe(`${wakePrefix(PREFIX)}r2`)))
+  t.equal((await both('holder', 'acquire', 'lock', 'h2', acquire('write', A, 30_000)))[0], 1)
+  t.equal((await both('a waiter of a gone replica', 'acquire', 'lock', 'h2', acquire('write', B, 30_000, { waiter: 'r3.1' })))[0], -1)
+  t.equal((await both('one of a listening replica', 'acquire', 'lock', 'h2', acquire('write', C, 30_000, { waiter: 'r2.1' })))[0], -1)
+  t.same(await both('release: nobody hears the first, the next hears its push', 'release', 'lock', 'h2', release('write', A, 'r1')), [1, 0])
+  t.equal((await both('which is its hold', 'release', 'lock', 'h2', release('write', C, 'r1')))[0], 1)
+
+  // What the hand-off leaves to the general path: a head not renewed lately (woken, not handed the
+  // lock), one with a lock-delay, a reader at the head, a labelled holder, a reentrant hold.
+  const keysOf = (key: string) => lockKeys(PREFIX, 'lock', key)
+  t.equal((await both('holder', 'acquire', 'lock', 'h3', acquire('write', A, 30_000)))[0], 1)
+  t.equal((await both('a waiter', 'acquire', 'lock', 'h3', acquire('write', B, 30_000, { waiter: 'r1.3' })))[0], -1)
+  await Promise.all(
+    [fastClient, generalClient].map(async (c) => {
+      const entry = (await c.hget(keysOf('h3').waiterInfo, 'r1.3')) as string
+      await c.hset(keysOf('h3').waiterInfo, 'r1.3', entry.replace(/^write\|\d+\|/, `write|${(await serverMs(c)) + 500}|`))
+    }),
+  )
+  t.same(await both('release: a head not renewed lately is woken', 'release', 'lock', 'h3', release('write', A, 'r1')), [1, 0, 'r1.3'])
+  const delayed = [...acquire('write', B, 30_000, { waiter: 'r1.4' }), '', '', '', '', '', '1000']
+  t.equal((await both('holder', 'acquire', 'lock', 'h4', acquire('write', A, 30_000)))[0], 1)
+  t.equal((await both('a waiter with a lock-delay', 'acquire', 'lock', 'h4', delayed))[0], -1)
+  t.match(await both('release: handed over with its lock-delay', 'release', 'lock', 'h4', release('write', A, 'r1')), [1, 0, /^r1\.4\|/])
+  t.equal((await both('holder', 'acquire', 'rw', 'h5', acquire('write', A, 30_000)))[0], 1)
+  t.equal((await both('a reader waits', 'acquire', 'rw', 'h5', acquire('read', B, 30_000, { waiter: 'r1.5' })))[0], -1)
+  t.match(await both('release: handed to the reader', 'release', 'rw', 'h5', release('write', A, 'r1')), [1, 0, /^r1\.5\|/])
+  t.equal((await both('a labelled holder', 'acquire', 'lock', 'h6', [...acquire('write', A, 30_000), '', '', '', 'worker-1']))[0], 1)
+  t.equal((await both('a waiter', 'acquire', 'lock', 'h6', acquire('write', B, 30_000, { waiter: 'r1.6' })))[0], -1)
+  t.match(await both('release of the labelled hold: handed over', 'release', 'lock', 'h6', release('write', A, 'r1')), [1, 0, /^r1\.6\|/])
+  t.equal((await both('holder', 'acquire', 'lock', 'h7', acquire('write', A, 30_000)))[0], 1)
+  t.equal((await both('twice', 'acquire', 'lock', 'h7', acquire('write', A, 30_000, { reentrant: true })))[0], 2)
+  t.equal((await both('a waiter', 'acquire', 'lock', 'h7', acquire('write', B, 30_000, { waiter: 'r1.7' })))[0], -1)
+  t.same(await both('release one of two: nothing handed over', 'release', 'lock', 'h7', release('write', A, 'r1')), [2, 1])
+  t.match(await both('the other: handed over', 'release', 'lock', 'h7', release('write', A, 'r1')), [1, 0, /^r1\.7\|/])
 
   // Read-write: a reader, then a writer; the writer's own read hold (downgrade).
   t.equal((await both('reader', 'acquire', 'rw', 'k3', acquire('read', A, 30_000)))[0], 1)
@@ -224,6 +275,20 @@ t.test('the common cases take the fast path: Redis commands per script call', as
     6,
     'release of a hold in the hash: 6 (TYPE, HMGET, EXISTS, HLEN, TIME, DEL)',
   )
+  // A hand-off to this replica's waiter at the head of the line, others behind it (a hot key), with a
+  // fence hint above the counter (as the service's clock makes it).
+  await call('acquire', 'lock', 'n', acquire(A))
+  await call('acquire', 'lock', 'n', acquire(A))
+  for (const [i, token] of ['tokenB-0123456789abcdef', 'tokenC-0123456789abcdef'].entries()) {
+    await call('acquire', 'lock', 'n', ['write', token, 30_000, `w${i}`, hint, '', `r1.${i}`])
+  }
+  t.equal(
+    await commands(() => call('release', 'lock', 'n', ['write', A, hint + 1_000_000, 'r1'])),
+    14,
+    'a hand-off: 14 (TYPE, HMGET, EXISTS, HLEN, TIME, ZRANGE, HGET, SET … GET, ZREM × 2, HDEL, ZCARD, HSET, PEXPIRE)',
+  )
+  await call('release', 'lock', 'n', ['write', 'tokenB-0123456789abcdef', hint + 2_000_000, 'r1'])
+  await call('release', 'lock', 'n', ['write', 'tokenC-0123456789abcdef', hint, 'r1'])
   await call('acquire', 'lock', 'n', acquire(A))
   await call('acquire', 'lock', 'n', acquire(A))
   await client.hset(lockKeys(PREFIX, 'lock', 'n').holds, 'x', 'another field')

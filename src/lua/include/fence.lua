@@ -6,20 +6,20 @@
 -- of FENCE_RETENTION_MS) ahead of this node's clock: the counter is kept FENCE_RETENTION_MS after its
 -- last use, by this node's clock (key expiry), so when it lapses TIME has passed every fence it held.
 -- The stored counter is what keeps fences rising until then. Its value is the last fence. acquire.lua's
--- fast path does the same inline (it runs before any include is defined).
+-- fast path does the same inline (it runs before any include is defined); release.lua includes this
+-- file above its fast path, which hands a lock over.
 -- Fences stay below 2^53 (exact in Lua doubles and JSON numbers) until about the year 2255.
 
--- The fence after `last` (the counter's), at this node's clock `now` (µs), with the service's hint.
-local function fence_after(last, now, hint)
-  return math.max(last + 1, now, math.min(tonumber(hint), now + FENCE_LEAD_MAX_US))
-end
-
+-- The next fence, and its text: the hint's own when the hint is the fence (most grants; turning a Lua
+-- number into text costs Redis about half a microsecond). `hint` is the text the service sent.
 local function next_fence(counter_key, now, hint)
-  local floor = fence_after(0, now, hint)
+  local floor = math.max(1, now, math.min(tonumber(hint), now + FENCE_LEAD_MAX_US))
+  local text = floor == tonumber(hint) and hint or string.format('%.0f', floor)
   -- Store the floor, reading what was there (one call when the floor is the answer, as for a new key).
-  local was = redis.call('SET', counter_key, string.format('%.0f', floor), 'PX', FENCE_RETENTION_MS, 'GET')
+  local was = redis.call('SET', counter_key, text, 'PX', FENCE_RETENTION_MS, 'GET')
   local last = was and tonumber(string.match(was, '^%d+')) or 0
-  if last + 1 <= floor then return floor end
-  redis.call('SET', counter_key, string.format('%.0f', last + 1), 'PX', FENCE_RETENTION_MS)
-  return last + 1
+  if last + 1 <= floor then return floor, text end
+  text = string.format('%.0f', last + 1)
+  redis.call('SET', counter_key, text, 'PX', FENCE_RETENTION_MS)
+  return last + 1, text
 end

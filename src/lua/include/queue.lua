@@ -21,7 +21,7 @@
 local function waiter_info(id)
   local v = redis.call('HGET', KEYS[6], id)
   if not v then return nil end
-  local mode, lease, tok, ttl, permits, delay = string.match(v, '^(%a+)|(%d+)|([^|]*)|(%d+)|?(%d*)|?(%d*)$')
+  local mode, lease, tok, ttl, permits, delay = string.match(v, WAITER_ENTRY)
   if not mode then return nil end -- not an entry of ours: the waiter counts as gone
   local w = { mode = mode, lease = tonumber(lease), tok = tok, ttl = tonumber(ttl), permits = tonumber(permits) }
   w.delay = tonumber(delay) or 0
@@ -147,7 +147,6 @@ end
 -- only such a waiter (and one whose entry names its token and ttl) is handed the lock. One that missed
 -- a renewal is woken instead, and takes the lock itself if it is alive, so a replica cut off from Redis without closing its connections is
 -- not handed a lock it cannot use.
-local RENEWED_WITHIN_MS = 1500
 local function renewed_lately(w, now)
   return w.lease - now >= WAITER_LEASE_MS - RENEWED_WITHIN_MS
 end

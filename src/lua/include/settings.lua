@@ -9,6 +9,8 @@ local FENCE_LEAD_MAX_US = {{FENCE_RETENTION_MS}} * 500
 local MAX_READERS = {{MAX_READERS}}           -- most read holds one lock may have
 local MAX_WAITERS = {{MAX_WAITERS}}           -- most waiters one lock may have
 local WAITER_LEASE_MS = {{WAITER_LEASE_MS}}   -- a waiter's place lapses unless renewed within this
+-- A waiter renewed within this long (ms) is alive, and may be handed a lock (include/queue.lua).
+local RENEWED_WITHIN_MS = 1500
 local WAKE_PREFIX = '{{WAKE_PREFIX}}'         -- wake-ups go to WAKE_PREFIX .. <replica id>
 local GONE_MEMORY_MS = {{GONE_MEMORY_MS}}     -- how long why a watched hold went is kept (include/lost.lua)
 local LOST_CHANNEL = '{{LOST_CHANNEL}}'       -- where a watched hold's or a session's end is pushed
@@ -19,3 +21,5 @@ local WAKE_COUNTS_RECEIVERS = {{WAKE_COUNTS_RECEIVERS}} == 1
 -- A plain write hold, the lock's key as a string (include/plain.lua): fence, token, ttl ms, attempt id.
 local PLAIN_HOLD = '^(%d+)|([^|]*)|(%d+)|(.*)$'
 local PLAIN_HOLD_TOKEN = '^%d+|([^|]*)|'   -- its token alone
+-- A waiter's entry in the line (include/queue.lua): mode, lease expiry, token, ttl ms, permits, lock-delay ms.
+local WAITER_ENTRY = '^(%a+)|(%d+)|([^|]*)|(%d+)|?(%d*)|?(%d*)$'
