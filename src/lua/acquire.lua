@@ -54,7 +54,9 @@ local wid = ARGV[7] or ''
 -- line or lock-delays; nothing to prune, nobody to respect — is made here as a plain hold
 -- (include/plain.lua: one SET, and the fence counter's); and a request that does not wait, finding
 -- only another token's live write hold (plain, or alone in the hash), is refused with what the
--- general path would answer. Anything else falls through to the general path. It defines no function
+-- general path would answer; a waiting request that finds one alone in the hash, with a line whose
+-- head's lease holds, joins the line at its end (a hot key's every join) and is refused as the general
+-- path would refuse it. Anything else falls through to the general path. It defines no function
 -- and names no key it does not use: each definition is work on every call (src/redis/scripts.ts puts
 -- the clock's functions and the lock's other keys after it). test/locks/fast-path.test.ts runs the same
 -- calls with and without the lines between the fast-path markers and compares replies and lock states.
@@ -84,6 +86,39 @@ if plain then
     end
     redis.call('SET', lock, text .. '|' .. tok .. '|' .. ARGV[3] .. '|' .. att, 'PX', ARGV[3])
     return { GRANTED, fence, 1, ttl }
+  end
+  if wid ~= '' and present == 2 then
+    -- A waiter joining the line behind another token's live write hold, alone in its hash (a hot key's
+    -- every join): the line (it has a head) and the hash are the two keys present, the head's lease
+    -- holds, and this waiter is not in line yet. It takes the next place, as join_line makes it.
+    local line, writers, entries = lock .. ':q', lock .. ':qw', lock .. ':qi'
+    local head = redis.call('ZRANGE', line, 0, 0)[1]
+    if
+      head
+      and redis.call('TYPE', lock).ok == 'hash'
+      and redis.call('HLEN', lock) == 7
+      and not redis.call('ZSCORE', line, wid)
+      and redis.call('ZCARD', line) < MAX_WAITERS
+    then
+      local h = redis.call('HMGET', lock, 'w', 'we')
+      local time = redis.call('TIME')
+      local clock = tonumber(time[1]) * 1000000 + tonumber(time[2])
+      local now = math.floor(clock / 1000)
+      local _, lease = string.match(redis.call('HGET', entries, head) or '', WAITER_ENTRY)
+      local conflict = tonumber(h[2] or '0') - now
+      if h[1] ~= tok and conflict > 0 and tonumber(lease or '0') > now then
+        local place = ARGV[8] or ''
+        if place == '' then place = redis.call('HINCRBY', entries, '#', 1) end
+        redis.call('ZADD', line, place, wid)
+        redis.call('ZADD', writers, place, wid)
+        redis.call('HSET', entries, wid, mode .. '|' .. (now + WAITER_LEASE_MS) .. '|' .. tok .. '|' .. ttl)
+        redis.call('PEXPIRE', line, WAITER_LEASE_MS * 2)
+        redis.call('PEXPIRE', writers, WAITER_LEASE_MS * 2)
+        redis.call('PEXPIRE', entries, WAITER_LEASE_MS * 2)
+        local front = redis.call('ZRANK', line, wid) == 0
+        return { HELD, conflict, front and conflict or 0, clock }
+      end
+    end
   end
   if wid == '' then
     local form = redis.call('TYPE', lock).ok

@@ -16,8 +16,6 @@
 --          { NOT_OWNER }                held, but not by this token in this mode
 local mode, tok = ARGV[1], ARGV[2]
 
---@include fence
-
 -- The fast path: a plain write hold (include/plain.lua) of this token ends with a DEL (another token's
 -- is refused as it is); the last hold of a live write hold of this token, alone in its hash — no
 -- readers, no lock-delays, nothing else in its hash — ends with the hash itself when nobody waits
@@ -61,6 +59,8 @@ if mode == 'write' then
           and (delay == '' or delay == '0')
           and tonumber(lease) - now >= WAITER_LEASE_MS - RENEWED_WITHIN_MS
         then
+          -- next_fence, defined here so that no other path pays for its definition.
+--@include fence
           local clock = tonumber(time[1]) * 1000000 + tonumber(time[2])
           local _, fence = next_fence(lock .. ':fence', clock, ARGV[3])
           redis.call('ZREM', line, head)
@@ -87,6 +87,7 @@ end
 --@include plain
 --@include holds
 --@include delay
+--@include fence
 --@include queue
 --@include lost
 

@@ -67,10 +67,10 @@ function readLua(relative: string): string {
 
 /**
  * A fast path (between `--@fast-path` and `--@end-fast-path`) defines nothing it does not call: every
- * definition, even of a function never called, is work on every call (release.lua includes
- * include/fence.lua above its fast path, whose hand-off takes a fence). So the clock's functions, and
- * in a lock script the names of the lock's other keys (include/lock_keys.lua), come where its general
- * path starts; a script without a fast path gets the clock first.
+ * definition, even of a function never called, is work on every call (release.lua's hand-off includes
+ * include/fence.lua inside its own branch). So the clock's functions, and in a lock script the names of
+ * the lock's other keys (include/lock_keys.lua), come where its general path starts; a script without
+ * a fast path gets the clock first.
  */
 function withClockWhereNeeded(source: string, clock: string): string {
   const end = /^--@end-fast-path$/m

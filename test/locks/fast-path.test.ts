@@ -197,6 +197,56 @@ t.test('the fast paths answer and leave exactly what the general path does', asy
   t.same(await both('release: nobody hears the first, the next hears its push', 'release', 'lock', 'h2', release('write', A, 'r1')), [1, 0])
   t.equal((await both('which is its hold', 'release', 'lock', 'h2', release('write', C, 'r1')))[0], 1)
 
+  // Joining a hot key's line (the hash's holder, a head whose lease holds): at its end, with the next
+  // place or the one a quorum gave; what stays general: a waiter already in line, a lapsed head or
+  // holder, a labelled holder, a full line.
+  t.equal((await both('holder', 'acquire', 'lock', 'j1', acquire('write', A, 30_000, { waiter: 'r1.20' })))[0], 1)
+  t.equal((await both('first in line', 'acquire', 'lock', 'j1', acquire('write', B, 30_000, { waiter: 'r1.21' })))[0], -1)
+  t.equal((await both('re-grant: the holder in the hash', 'acquire', 'lock', 'j1', acquire('write', A, 30_000)))[0], 2)
+  t.match(await both('joins behind it', 'acquire', 'lock', 'j1', acquire('write', C, 30_000, { waiter: 'r1.22' })), [-1, Number, 0, Number])
+  t.match(await both('asks again, in line', 'acquire', 'lock', 'j1', acquire('write', C, 30_000, { waiter: 'r1.22' })), [
+    -1,
+    Number,
+    0,
+    Number,
+  ])
+  const placed = [...acquire('write', 'tokenD-0123456789abcdef', 30_000, { waiter: 'r1.23' })]
+  placed[7] = '1795000000000123'
+  t.equal((await both('joins at a place a quorum gave', 'acquire', 'lock', 'j1', placed))[0], -1)
+  t.equal((await both('the holder, labelled', 'acquire', 'lock', 'j2', [...acquire('write', A, 30_000), '', '', '', 'worker-2']))[0], 1)
+  t.equal((await both('first in line', 'acquire', 'lock', 'j2', acquire('write', B, 30_000, { waiter: 'r1.24' })))[0], -1)
+  t.match(await both('joins behind a labelled holder', 'acquire', 'lock', 'j2', acquire('write', C, 30_000, { waiter: 'r1.25' })), [
+    -1,
+    Number,
+    0,
+    Number,
+    'worker-2',
+  ])
+  t.equal((await both('a short hold', 'acquire', 'lock', 'j3', acquire('write', A, 200)))[0], 1)
+  t.equal((await both('a waiter', 'acquire', 'lock', 'j3', acquire('write', B, 30_000, { waiter: 'r1.26' })))[0], -1)
+  t.equal((await both('re-grant: the short hold in the hash', 'acquire', 'lock', 'j3', acquire('write', A, 200)))[0], 2)
+  // The hash outlives its holder (as it may by a millisecond of Redis' expiry).
+  await Promise.all([fastClient, generalClient].map((c) => c.persist(lockKeys(PREFIX, 'lock', 'j3').holds)))
+  t.equal((await both('holder', 'acquire', 'lock', 'j5', acquire('write', A, 30_000, { waiter: 'r1.28' })))[0], 1)
+  t.equal((await both('a waiter whose lease will lapse', 'acquire', 'lock', 'j5', acquire('write', B, 30_000, { waiter: 'r1.29' })))[0], -1)
+  await Promise.all(
+    [fastClient, generalClient].map(async (c) => {
+      const entries = lockKeys(PREFIX, 'lock', 'j5').waiterInfo
+      const entry = (await c.hget(entries, 'r1.29')) as string
+      await c.hset(entries, 'r1.29', entry.replace(/^write\|\d+\|/, `write|${(await serverMs(c)) + 100}|`))
+    }),
+  )
+  await sleep(250)
+  t.match(await both('joins behind a lapsed holder', 'acquire', 'lock', 'j3', acquire('write', C, 30_000, { waiter: 'r1.27' })), [-1])
+  t.match(await both('joins behind a lapsed head', 'acquire', 'lock', 'j5', acquire('write', C, 30_000, { waiter: 'r1.20' })), [
+    -1,
+    Number,
+    Number,
+  ])
+  t.equal((await both('holder', 'acquire', 'lock', 'j4', acquire('write', A, 30_000, { waiter: 'r1.30' })))[0], 1)
+  for (let i = 1; i <= 100; i++) await both(`waiter ${i}`, 'acquire', 'lock', 'j4', acquire('write', B, 30_000, { waiter: `r1.3${i}` }))
+  t.equal((await both('a full line', 'acquire', 'lock', 'j4', acquire('write', C, 30_000, { waiter: 'r1.4' })))[0], -6, 'too many waiters')
+
   // What the hand-off leaves to the general path: a head not renewed lately (woken, not handed the
   // lock), one with a lock-delay, a reader at the head, a labelled holder, a reentrant hold.
   const keysOf = (key: string) => lockKeys(PREFIX, 'lock', key)
@@ -287,8 +337,14 @@ t.test('the common cases take the fast path: Redis commands per script call', as
     14,
     'a hand-off: 14 (TYPE, HMGET, EXISTS, HLEN, TIME, ZRANGE, HGET, SET … GET, ZREM × 2, HDEL, ZCARD, HSET, PEXPIRE)',
   )
+  t.equal(
+    await commands(() => call('acquire', 'lock', 'n', ['write', 'tokenD-0123456789abcdef', 30_000, 'w3', hint, '', 'r1.3'])),
+    17,
+    "a join behind a hot key's holder: 17 (EXISTS, ZRANGE, TYPE, HLEN, ZSCORE, ZCARD, HMGET, TIME, HGET, HINCRBY, ZADD × 2, HSET, PEXPIRE × 3, ZRANK)",
+  )
   await call('release', 'lock', 'n', ['write', 'tokenB-0123456789abcdef', hint + 2_000_000, 'r1'])
   await call('release', 'lock', 'n', ['write', 'tokenC-0123456789abcdef', hint, 'r1'])
+  await call('release', 'lock', 'n', ['write', 'tokenD-0123456789abcdef', hint, 'r1'])
   await call('acquire', 'lock', 'n', acquire(A))
   await call('acquire', 'lock', 'n', acquire(A))
   await client.hset(lockKeys(PREFIX, 'lock', 'n').holds, 'x', 'another field')

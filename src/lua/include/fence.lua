@@ -6,8 +6,8 @@
 -- of FENCE_RETENTION_MS) ahead of this node's clock: the counter is kept FENCE_RETENTION_MS after its
 -- last use, by this node's clock (key expiry), so when it lapses TIME has passed every fence it held.
 -- The stored counter is what keeps fences rising until then. Its value is the last fence. acquire.lua's
--- fast path does the same inline (it runs before any include is defined); release.lua includes this
--- file above its fast path, which hands a lock over.
+-- fast path does the same inline (it runs before any include is defined); release.lua's fast path
+-- includes this file where it hands a lock over.
 -- Fences stay below 2^53 (exact in Lua doubles and JSON numbers) until about the year 2255.
 
 -- The next fence, and its text: the hint's own when the hint is the fence (most grants; turning a Lua
