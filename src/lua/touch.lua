@@ -18,16 +18,27 @@
 --@include fence
 --@include queue
 
+-- Waiters whose entries are read with one HMGET and written with one HSET (a replica with 10,000
+-- waiters on one lock renews them all every second: two calls a waiter cost Redis ~60 ms of it).
+local BATCH = 1000
+
 local now = now_ms()
 promote(now)
-local present = 0
-for i = 2, #ARGV do
-  local w = waiter_info(ARGV[i])
-  if w then
-    w.lease = now + WAITER_LEASE_MS
-    put_waiter(ARGV[i], w)
-    present = present + 1
+local present, lease = 0, now + WAITER_LEASE_MS
+for first = 2, #ARGV, BATCH do
+  local last = math.min(first + BATCH - 1, #ARGV)
+  local entries = redis.call('HMGET', KEYS[6], unpack(ARGV, first, last))
+  local renewed = {}
+  for i = first, last do
+    local w = entries[i - first + 1] and parse_waiter(entries[i - first + 1])
+    if w then
+      w.lease = lease
+      renewed[#renewed + 1] = ARGV[i]
+      renewed[#renewed + 1] = waiter_text(w)
+    end
   end
+  if #renewed > 0 then redis.call('HSET', KEYS[6], unpack(renewed)) end
+  present = present + #renewed / 2
 end
 if present > 0 then keep_line() end
 prune(now)

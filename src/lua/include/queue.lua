@@ -18,21 +18,30 @@
 -- renewed lately, and is not made when its push reaches no subscriber (that replica is gone: the
 -- waiter leaves the line at once).
 
-local function waiter_info(id)
-  local v = redis.call('HGET', KEYS[6], id)
-  if not v then return nil end
+-- A waiter's entry read; nil when it is not an entry of ours (the waiter counts as gone).
+local function parse_waiter(v)
   local mode, lease, tok, ttl, permits, delay = string.match(v, WAITER_ENTRY)
-  if not mode then return nil end -- not an entry of ours: the waiter counts as gone
+  if not mode then return nil end
   local w = { mode = mode, lease = tonumber(lease), tok = tok, ttl = tonumber(ttl), permits = tonumber(permits) }
   w.delay = tonumber(delay) or 0
   return w
 end
 
-local function put_waiter(id, w)
+-- A waiter's entry written.
+local function waiter_text(w)
   local v = w.mode .. '|' .. w.lease .. '|' .. w.tok .. '|' .. w.ttl
   if w.permits then v = v .. '|' .. w.permits end
   if (w.delay or 0) > 0 then v = v .. (w.permits and '|' or '||') .. w.delay end
-  redis.call('HSET', KEYS[6], id, v)
+  return v
+end
+
+local function waiter_info(id)
+  local v = redis.call('HGET', KEYS[6], id)
+  return v and parse_waiter(v) or nil
+end
+
+local function put_waiter(id, w)
+  redis.call('HSET', KEYS[6], id, waiter_text(w))
 end
 
 -- A semaphore's limit while anyone holds or waits; 0 when nobody does (the next acquire sets it).
