@@ -281,9 +281,12 @@ t.test('a hand-off is the release script alone: the waiter sends nothing more to
       const byB = seen.filter((args) => args.includes(tok('b')))
       t.same(byB, [], `${what}: the waiter asked no node again (the release handed the lock over)`)
       t.equal(seen.filter((args) => args.includes(tok('a'))).length, n, `${what}: one release call per node`)
+      // A quorum's waiter granted by a majority's hand-offs leaves the line on the other nodes at once:
+      // where that reaches a node before the release does, the release there finds nobody to hand to.
+      const majority = Math.floor(n / 2) + 1
       const published = byScripts.filter((args) => args[0]?.toLowerCase() === 'publish').length
       if (releasedBy === 'this replica') t.equal(published, 0, `${what}: nothing published (the hand-off came back in the release's reply)`)
-      else t.equal(published, n, `${what}: the hand-off pushed once by each node`)
+      else t.ok(published >= majority && published <= n, `${what}: the hand-off pushed once by each node that made it (${published})`)
       const holds = await Promise.all(
         nodes.map(async (r) => {
           const c = r.client()
@@ -294,7 +297,13 @@ t.test('a hand-off is the release script alone: the waiter sends nothing more to
           }
         }),
       )
-      t.same(holds, Array(n).fill([tok('b'), String(res.json().fence)]), `${what}: every node holds it for b, with the fence b was given`)
+      const forB = holds.filter((h) => h[0] === tok('b') && h[1] === String(res.json().fence)).length
+      t.ok(forB >= majority, `${what}: a majority of nodes hold it for b, with the fence b was given (${forB} of ${n})`)
+      t.same(
+        holds.filter((h) => h[0] !== tok('b')),
+        Array(n - forB).fill([null, null]),
+        `${what}: the others hold nothing`,
+      )
       await app.inject({ method: 'DELETE', url: `/locks/${key}`, headers: { 'lock-token': tok('b') } })
     }
   }
