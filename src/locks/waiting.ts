@@ -30,12 +30,6 @@ interface HandOff {
   slots: string
 }
 
-/** This waiter's latest attempt on one node was refused: when it was sent, and the node's clock then. */
-interface Refusal {
-  sentAt: number
-  redisUs: number
-}
-
 /** A hand-off this waiter can count as a node's vote, with how long ago (at most) the node granted it. */
 export interface HandOffVote {
   index: number
@@ -53,8 +47,13 @@ export class Waiter {
   alarmIndex = -1
   /** performance.now() of the latest wake-up push, for the hand-off metric. */
   wokenAt: number | undefined
+  /**
+   * The latest attempt's refusals: for node i, [2i] when the attempt was sent (performance.now() ms)
+   * and [2i + 1] the node's clock (µs) when it refused; NaN where it has not. One array of unboxed
+   * doubles, sized on first use: an array of objects cost a parked waiter ~0.2 KB.
+   */
+  private refusals: number[] | undefined
   /** By node index; allocated on first use. */
-  private refusals: (Refusal | undefined)[] | undefined
   private handOffs: (HandOff | undefined)[] | undefined
   private attempts = 0
 
@@ -119,11 +118,23 @@ export class Waiter {
           // It granted (taking up any hand-off) or failed: a push from it now is spent.
           if (this.handOffs) this.handOffs[index] = undefined
         } else {
-          this.refusals ??= []
-          this.refusals[index] = { sentAt, redisUs: refusedAtUs }
+          const refusals = this.refusalsFor(index)
+          refusals[2 * index] = sentAt
+          refusals[2 * index + 1] = refusedAtUs
         }
       },
     }
+  }
+
+  /** `refusals`, long enough for node `index` (a quorum's nodes answer in any order). */
+  private refusalsFor(index: number): number[] {
+    const had = this.refusals
+    if (had && had.length > 2 * index) return had
+    // Allocated at its size, all NaN (doubles from the start): an array grown by push reserves 17 slots.
+    const refusals = new Array<number>(2 * index + 2).fill(NaN)
+    had?.forEach((v, i) => (refusals[i] = v))
+    this.refusals = refusals
+    return refusals
   }
 
   get handOffCount(): number {
@@ -140,11 +151,14 @@ export class Waiter {
   handOffVotes(driftFactor: number): HandOffVote[] {
     const votes: HandOffVote[] = []
     const now = performance.now()
+    const refusals = this.refusals
     this.handOffs?.forEach((h, index) => {
-      const refused = this.refusals?.[index]
-      if (!h || !refused || h.redisUs <= refused.redisUs) return
-      const advanceMs = ((h.redisUs - refused.redisUs) / 1000) * (1 - driftFactor)
-      votes.push({ index, fence: h.fence, elapsedMs: Math.max(0, now - refused.sentAt - advanceMs + 1), slots: h.slots })
+      const sentAt = refusals?.[2 * index] ?? NaN
+      const refusedAtUs = refusals?.[2 * index + 1] ?? NaN
+      // Not refused by that node (NaN compares false): no vote.
+      if (!h || !(h.redisUs > refusedAtUs)) return
+      const advanceMs = ((h.redisUs - refusedAtUs) / 1000) * (1 - driftFactor)
+      votes.push({ index, fence: h.fence, elapsedMs: Math.max(0, now - sentAt - advanceMs + 1), slots: h.slots })
     })
     return votes
   }
