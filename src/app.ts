@@ -6,6 +6,7 @@ import { clientErrorHandler, frameworkErrors, installErrorHandling } from './htt
 import { installAuth } from './http/auth.js'
 import { httpsOptions, logHandshakeFailures } from './http/https.js'
 import { installLimits } from './http/limits.js'
+import { closeStalledWrites } from './http/stalled-writes.js'
 import { requestLogFactory } from './http/request-log.js'
 import { RequestLifecycle } from './http/request-lifecycle.js'
 import { BODY_LIMIT, installJsonParser } from './http/body.js'
@@ -91,16 +92,19 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     // A request (its headers and its body: at most 16 KiB) must arrive within BODY_TIMEOUT_MS, else
     // Node answers 408 through clientErrorHandler. Node checks this every connectionsCheckingInterval:
     // no work per request. Answering may take long (a waiting acquire up to MAX_WAIT_MS, a long-poll
-    // watch up to MAX_WATCH_MS, with nothing on the socket meanwhile): the idle timeout allows that.
+    // watch up to MAX_WATCH_MS, with nothing on the socket meanwhile), so no idle timeout per
+    // connection: a client that stops reading its answer is found by closeStalledWrites.
     requestTimeout: config.bodyTimeoutMs,
     http: serverOptions,
-    connectionTimeout: Math.max(config.maxWaitMs, config.maxWatchMs) + 30_000,
+    connectionTimeout: 0,
     keepAliveTimeout: 72_000,
     genReqId: (req) => {
       const given = req.headers['x-request-id']
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : nextRequestId()
     },
   })
+  const stopStalledWrites = closeStalledWrites(fastify.server)
+  fastify.addHook('onClose', async () => stopStalledWrites())
   fastify.setValidatorCompiler(validatorCompiler)
   // Responses are built by our own code from typed values; the zod response schemas document them
   // (and the tests check replies against them) without a validation pass on every reply.
