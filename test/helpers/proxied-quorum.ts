@@ -6,8 +6,8 @@ import type { Config } from '../../src/config.js'
 import { until } from './until.js'
 
 /**
- * Three Redis masters, each behind a TCP proxy (to cut it off or slow it down), and an app on the
- * proxies. `cutOff(i)` resets node i's connections and resolves once the app sees it down; `heal(i)`
+ * Three Redis masters (`nodes`, to reach one directly), each behind a TCP proxy (to cut it off or slow
+ * it down), and an app on the proxies. `cutOff(i)` resets node i's connections and resolves once the app sees it down; `heal(i)`
  * lets it back and resolves once its answers count again (a reconnected node is identified first).
  */
 export async function proxiedQuorum(t: Test, overrides: Partial<Config>) {
@@ -28,5 +28,5 @@ export async function proxiedQuorum(t: Test, overrides: Partial<Config>) {
     proxies[index]!.heal()
     await until(async () => (await nodeView(index))?.vote === 'counts', `node ${index} back and voting`, 10_000)
   }
-  return { app, proxies, cutOff, heal }
+  return { app, nodes, proxies, cutOff, heal }
 }
