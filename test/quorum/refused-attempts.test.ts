@@ -4,8 +4,9 @@
  * its answer shows the attempt applied there (it granted, or gave no answer). On a contended lock or
  * a hot key's line that node nearly always refuses too, and a rollback there would be a wasted call.
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { monitorRedis, type MonitoredCommand } from '../helpers/monitor.js'
+import type { Latency } from '../../harness/tcp-proxy.js'
 import { proxiedQuorum } from '../helpers/proxied-quorum.js'
 import { until } from '../helpers/until.js'
 
@@ -34,61 +35,53 @@ t.test('a refused attempt is undone where it applied, and only there', async (t)
   const acquire = (key: string, token: string) =>
     app.inject({ method: 'POST', url: `/locks/${key}?ttl=30s`, headers: { 'lock-token': token } })
 
-  t.test('every node refuses: the slowest is sent no rollback', async (t) => {
-    t.equal((await acquire('all-refuse', 'holder-token-000000001')).statusCode, 201, 'granted')
-    await until(() => holdsOn(slow, 'all-refuse'), 'held on the slow node too')
-    proxies[2]!.setLatency({ up: { ms: SLOW_MS }, down: { ms: SLOW_MS } })
+  /**
+   * `key` granted to a holder on every node; `lost`: then lost by the slow node (a restart without
+   * persistence, say: free there, held on the other two). Then the slow node's link gets `latency`,
+   * and what it runs from then on is recorded.
+   */
+  async function setUp(t: Test, key: string, lost: boolean, latency: Latency) {
+    t.equal((await acquire(key, `holder-token-${key}-0000`)).statusCode, 201, 'granted')
+    await until(() => holdsOn(slow, key), 'held on the slow node too')
+    if (lost) {
+      const direct = slow.client()
+      await direct.flushall()
+      direct.disconnect()
+    }
+    proxies[2]!.setLatency(latency)
     t.teardown(() => proxies[2]!.setLatency(undefined))
     const monitor = await monitorRedis([slow.port])
     t.teardown(() => monitor.close())
+    const calls = () => scriptCalls(monitor.commands, key)
+    /** Waits (up to `ms`) until the slow node ran the acquire and a rollback and holds nothing of `key`. */
+    const rolledBack = async (what: string, ms: number) => {
+      await until(async () => calls().length >= 2 && !(await holdsOn(slow, key)), what, ms)
+      t.equal(calls().length, 2, 'the acquire, then its rollback')
+    }
+    return { calls, rolledBack }
+  }
+
+  t.test('every node refuses: the slowest is sent no rollback', async (t) => {
+    const { calls } = await setUp(t, 'all-refuse', false, { up: { ms: SLOW_MS }, down: { ms: SLOW_MS } })
     const started = Date.now()
-    const refused = await acquire('all-refuse', 'other-token-0000000002')
-    t.equal(refused.statusCode, 409, 'refused')
+    t.equal((await acquire('all-refuse', 'other-token-0000000002')).statusCode, 409, 'refused')
     t.ok(Date.now() - started < 2 * SLOW_MS, 'answered once the two fast nodes refused')
     // Long enough for the slow node's answer to come back and a rollback to reach it.
     await new Promise((resolve) => setTimeout(resolve, 4 * SLOW_MS + 200))
-    const calls = scriptCalls(monitor.commands, 'all-refuse')
-    t.equal(calls.length, 1, `the slow node ran the acquire and nothing else (${calls.length} script calls)`)
+    t.equal(calls().length, 1, `the slow node ran the acquire and nothing else (${calls().length} script calls)`)
     t.ok(await holdsOn(slow, 'all-refuse'), "it still holds the holder's lock")
   })
 
   t.test('the slowest node granted after the vote settled: it is rolled back', async (t) => {
-    t.equal((await acquire('late-grant', 'holder-token-000000003')).statusCode, 201, 'granted')
-    await until(() => holdsOn(slow, 'late-grant'), 'held on the slow node too')
-    // The slow node lost it (a restart without persistence, say): free there, held on the other two.
-    const direct = slow.client()
-    await direct.flushall()
-    direct.disconnect()
-    proxies[2]!.setLatency({ up: { ms: SLOW_MS }, down: { ms: SLOW_MS } })
-    t.teardown(() => proxies[2]!.setLatency(undefined))
-    const monitor = await monitorRedis([slow.port])
-    t.teardown(() => monitor.close())
+    const { rolledBack } = await setUp(t, 'late-grant', true, { up: { ms: SLOW_MS }, down: { ms: SLOW_MS } })
     t.equal((await acquire('late-grant', 'other-token-0000000004')).statusCode, 409, 'refused by the majority')
-    await until(
-      async () => scriptCalls(monitor.commands, 'late-grant').length >= 2 && !(await holdsOn(slow, 'late-grant')),
-      'the slow node ran the acquire, then gave the late grant back',
-      3000,
-    )
-    t.equal(scriptCalls(monitor.commands, 'late-grant').length, 2, 'the acquire, then its rollback')
+    await rolledBack('the slow node ran the acquire, then gave the late grant back', 3000)
   })
 
   t.test('the slowest node gave no answer in time: it is rolled back all the same', async (t) => {
-    t.equal((await acquire('no-answer', 'holder-token-000000005')).statusCode, 201, 'granted')
-    await until(() => holdsOn(slow, 'no-answer'), 'held on the slow node too')
-    const direct = slow.client()
-    await direct.flushall()
-    direct.disconnect()
     // Its acquire arrives after the node timeout: it applies there later, and must be undone.
-    proxies[2]!.setLatency({ up: { ms: NODE_TIMEOUT_MS + 200 } })
-    t.teardown(() => proxies[2]!.setLatency(undefined))
-    const monitor = await monitorRedis([slow.port])
-    t.teardown(() => monitor.close())
+    const { rolledBack } = await setUp(t, 'no-answer', true, { up: { ms: NODE_TIMEOUT_MS + 200 } })
     t.equal((await acquire('no-answer', 'other-token-0000000006')).statusCode, 409, 'refused by the majority')
-    await until(
-      async () => scriptCalls(monitor.commands, 'no-answer').length >= 2 && !(await holdsOn(slow, 'no-answer')),
-      'the slow node ran the acquire late, then its rollback',
-      5000,
-    )
-    t.equal(scriptCalls(monitor.commands, 'no-answer').length, 2, 'the acquire, then its rollback')
+    await rolledBack('the slow node ran the acquire late, then its rollback', 5000)
   })
 })
