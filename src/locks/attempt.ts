@@ -89,28 +89,22 @@ export async function attempt(ctx: LockContext, req: AcquireRequest, waiter?: Wa
   // A waiter notes each node's answer as it comes (also after the vote settled): what dates the
   // hand-offs it may be pushed next.
   const asked = waiter?.asking(started)
-  // Each node's answer to the first round, also those the vote settles without (a rollback waits for them).
-  const answers = new Map<RedisNode, Promise<AcquireReply>>()
-  const ask = (input: AcquireInput, record?: Map<RedisNode, Promise<AcquireReply>>) =>
+  const ask = (input: AcquireInput) =>
     quorum.ask((node) => {
       const call = node.call(acquireScript, keys.all, input)
-      const answer =
-        asked === undefined
-          ? call
-          : call.then(
-              (reply) => {
-                asked.answered(node.index, reply.code === ReplyCode.HELD ? reply.redisUs : undefined)
-                return reply
-              },
-              (err: unknown) => {
-                asked.answered(node.index, undefined)
-                throw err
-              },
-            )
-      record?.set(node, answer)
-      return answer
+      if (asked === undefined) return call
+      return call.then(
+        (reply) => {
+          asked.answered(node.index, reply.code === ReplyCode.HELD ? reply.redisUs : undefined)
+          return reply
+        },
+        (err: unknown) => {
+          asked.answered(node.index, undefined)
+          throw err
+        },
+      )
     }, settledForAttempt)
-  let tally = await ask(input, answers)
+  let tally = await ask(input)
   const granting = grantingReplies(tally)
   let yes = agreeingOnSlots(granting)
   const proposal = req.semaphore ? slotsProposal(granting, yes, tally.majority) : undefined
@@ -122,7 +116,7 @@ export async function attempt(ctx: LockContext, req: AcquireRequest, waiter?: Wa
   }
   if (yes.length < tally.majority) {
     // After a second round, a node that refused it may still hold what it granted in the first.
-    rollback(ctx, keys, hold, req.token, attemptId, proposal === undefined ? { tally, answers } : undefined)
+    rollback(ctx, keys, hold, req.token, attemptId, proposal === undefined ? tally : undefined)
     const held = heldReplies(tally)
     const error = refusal(quorum, tally, held, req.key, kindOf(req.mode), config)
     // Held, or free but for a lock-delay: a waiter sleeps until the holds or the delay lapse, or a push.
@@ -171,10 +165,10 @@ export async function attempt(ctx: LockContext, req: AcquireRequest, waiter?: Wa
  * timed-out ones included: their acquire may still run, and the rollback is queued behind it on the
  * same connection. Not awaited, so a failed acquire answers within one node timeout.
  *
- * `refusedBy`: the vote that refused the attempt, and every node's answer to it. A node the vote
- * settled without (a majority had refused already) is undone once its answer comes, and only if it
- * applied the attempt: on a quorum a refused attempt's slowest node refuses it too, nearly always
- * (a contended lock, a waiter joining a hot key's line), and needs no rollback.
+ * `tally`: the vote that refused the attempt. A node it settled without (a majority had refused
+ * already) is undone once its answer comes, and only if it applied the attempt: on a quorum a refused
+ * attempt's slowest node refuses it too, nearly always (a contended lock, a waiter joining a hot key's
+ * line), and needs no rollback.
  */
 export function rollback(
   ctx: LockContext,
@@ -182,24 +176,24 @@ export function rollback(
   hold: HoldKind,
   token: string,
   attempt: string,
-  refusedBy?: { tally: Tally<AcquireReply>; answers: ReadonlyMap<RedisNode, Promise<AcquireReply>> },
+  tally?: Tally<AcquireReply>,
 ): void {
   const untouched = new Set<RedisNode>()
-  for (const a of refusedBy?.tally.answers ?? []) if (a.ok && a.value.code < 0) untouched.add(a.node)
+  for (const a of tally?.answers ?? []) if (a.ok && a.value.code < 0) untouched.add(a.node)
   // A plain refusal (every node said no) has nothing to undo: the hot path of a contended lock.
   if (untouched.size === ctx.quorum.size) return
   const input = { hold, token, attempt, fenceHint: fenceHint() }
   const undo = (node: RedisNode) => void node.call(rollbackScript, keys.all, input).catch(() => undefined)
-  for (const node of ctx.quorum.nodes) {
-    if (untouched.has(node)) continue
-    const late = refusedBy && !refusedBy.tally.answers.some((a) => a.node === node) ? refusedBy.answers.get(node) : undefined
+  ctx.quorum.nodes.forEach((node, i) => {
+    if (untouched.has(node)) return
+    const late = tally?.calls && !tally.answers.some((a) => a.node === node) ? tally.calls[i] : undefined
     if (late) {
       late.then(
         (reply) => reply.code >= 0 && undo(node),
         () => undo(node),
       )
     } else undo(node)
-  }
+  })
 }
 
 /**

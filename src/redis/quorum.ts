@@ -14,6 +14,11 @@ export interface Tally<T> {
   readonly majority: number
   readonly answers: readonly Answer<T>[]
   readonly pending: number
+  /**
+   * Each node's call, in node order, when the vote settled before every node answered: the answers
+   * it settled without are still to come there.
+   */
+  readonly calls?: readonly Promise<T>[]
 }
 
 /**
@@ -49,6 +54,8 @@ export class Quorum {
     return new Promise((resolve) => {
       const answers: Answer<T>[] = []
       const size = this.nodes.length
+      // Each node's call, for a vote that settles before every answer (never with one node).
+      const calls: Promise<T>[] | undefined = size > 1 ? [] : undefined
       let done = false
       const settle = () => {
         if (done) return
@@ -59,11 +66,13 @@ export class Quorum {
           resolve(t)
         } else if (settled(t)) {
           done = true
-          resolve({ ...t, answers: [...answers] })
+          resolve({ ...t, answers: [...answers], calls })
         }
       }
       for (const node of this.nodes) {
-        call(node).then(
+        const answer = call(node)
+        calls?.push(answer)
+        answer.then(
           (value) => {
             answers.push({ node, ok: true, value })
             settle()
