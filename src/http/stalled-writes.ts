@@ -27,15 +27,13 @@ export function closeStalledWrites(server: Pick<Server, 'on'>, stallMs = STALLED
     open.delete(this)
     stalled.delete(this)
   }
-  server.on('connection', (socket: Socket) => {
+  const track = (socket: Socket) => {
     open.add(socket)
     socket.on('close', forget)
-  })
+  }
+  server.on('connection', track)
   // TLS connections too: 'secureConnection' hands over the TLS socket, whose writes back up.
-  server.on('secureConnection', (socket: Socket) => {
-    open.add(socket)
-    socket.on('close', forget)
-  })
+  server.on('secureConnection', track)
   const sweep = () => {
     const now = performance.now()
     for (const socket of open) {
