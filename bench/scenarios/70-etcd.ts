@@ -13,6 +13,10 @@
  * in the warm-up, and locks with it from then on, as etcd's own concurrency session does. That is
  * etcd at its cheapest (two requests a cycle, like the service): a lease per hold, the service's
  * per-hold TTL, would add a grant and a revoke to every cycle.
+ *
+ * The uncontended cycle also runs on the redis floor (the baseline doing one Redis round trip per
+ * request and nothing else), as a reference: what any Fastify + Redis service could reach against
+ * etcd from the same client on the same cores. It has no target of its own.
  */
 import { acquireRelease, expectStatus } from '../lib/flows.js'
 import type { Flow, FlowContext } from '../lib/load.js'
@@ -30,6 +34,9 @@ const LEASE_TTL_S = 60
 /** Targets: the service's cycles/s ÷ etcd's, same run, same client. */
 const TARGET_UNCONTENDED = 3
 const TARGET_HOT_KEY = 20
+
+/** The reference server on the uncontended cycle (no target). */
+const FLOOR = 'redis floor'
 
 const base64 = (text: string) => Buffer.from(text).toString('base64')
 
@@ -73,8 +80,9 @@ const scenario: Scenario = {
     "etcd 3.4 (Debian's etcd-server, one member, --unsafe-no-fsync) through its v3 HTTP gateway: POST /v3/lock/lock with the " +
     "connection's lease (granted once, as etcd's concurrency session does) then /v3/lock/unlock, against the service's POST + " +
     'DELETE /locks/:key on one Redis; uncontended (a new name every cycle) and one hot key with every client waiting. Both load ' +
-    'generator clients, whatever --client says; × etcd = service ÷ etcd, same repetition and client. CPU per cycle = the server ' +
-    "process's plus its Redis'.",
+    'generator clients, whatever --client says; × etcd = ÷ etcd, same repetition and client. CPU per cycle = the server ' +
+    "process's plus its Redis'. The uncontended cycle also runs on the redis floor (the baseline doing one Redis round trip " +
+    'per request), for reference: no target.',
   async run(ctx) {
     if (!hasEtcd()) {
       const missing = target('etcd: etcd-server installed', 0, 'missing', '≥', 1)
@@ -85,7 +93,7 @@ const scenario: Scenario = {
         targets: [missing],
       }
     }
-    const [service, etcd] = await Promise.all([ctx.service({ nodes: 1 }), startEtcd()])
+    const [service, floor, etcd] = await Promise.all([ctx.service({ nodes: 1 }), ctx.redisFloor(), startEtcd()])
     const rows: string[][] = []
     const figures: Record<string, unknown> = {}
     const targets: TargetCheck[] = []
@@ -99,11 +107,13 @@ const scenario: Scenario = {
         for (const { what, connections, flows } of cases) {
           const [serviceFlow, etcdFlow] = flows as [Flow, Flow]
           const hot = what === 'hot key'
+          const servers = [
+            { name: 'service', server: service, flow: serviceFlow },
+            ...(hot ? [] : [{ name: FLOOR, server: floor, flow: serviceFlow }]),
+            { name: 'etcd', server: etcd, flow: etcdFlow },
+          ]
           const cmp = await ctx.compare(
-            [
-              { name: 'service', server: service, flow: serviceFlow },
-              { name: 'etcd', server: etcd, flow: etcdFlow },
-            ],
+            servers,
             { connections, flow: serviceFlow, client, ...(hot ? { drainMs: 3000 } : {}) },
           )
           notes.push(...cmp.errorNotes())
@@ -120,14 +130,14 @@ const scenario: Scenario = {
             ),
           )
           const byName: Record<string, unknown> = {}
-          for (const name of ['service', 'etcd']) {
+          for (const { name } of servers) {
             const m = {
               cyclesPerSec: cmp.median(name, perSec),
               p50Ms: cmp.median(name, (r) => r.labels.acquire?.latencyMs.p50 ?? NaN),
               p99Ms: cmp.median(name, (r) => r.labels.acquire?.latencyMs.p99 ?? NaN),
               cpuUsPerCycle: cpuUsPerCycle(cmp, name),
             }
-            const ratio = name === 'service' ? toEtcd : 1
+            const ratio = name === 'etcd' ? 1 : cmp.ratio(name, 'etcd', perSec)
             rows.push([
               name,
               client,
@@ -155,6 +165,8 @@ const scenario: Scenario = {
       notes: [
         ...notes,
         'A hot-key cycle is one grant; "acquire" includes the time in line. etcd runs on the same 2 cores as the service and its Redis.',
+        '"redis floor" (uncontended only, no target): the baseline doing one Redis round trip per request and nothing else, ' +
+          'the same cycle from the same client: what a Fastify + Redis service that did no lock work would reach against etcd here.',
       ],
     }
   },
