@@ -11,6 +11,13 @@
 // acquire, compare-and-delete to release; 409 when held, 404 when not). Nothing else: the floor for
 // any lock service built from Fastify + ioredis + one Redis on this machine.
 //
+// A POST with `?wait=` on the redis floor waits in line: the same one round trip joins a list in
+// Redis when the key is held, and a release hands the key to the list's head in its own round trip
+// (compare, pop, set) and answers that parked request: the shortest chain a hand-off between
+// clients can take through Redis (release sent → service → Redis → service → next holder). The
+// line has no timeout or cancellation (a floor, not a lock service); the baseline without Redis
+// grants every POST at once, wait or not.
+//
 //   POST   /locks/:key  → 201 { key, mode, token, fence, ttlMs, validityMs, expiresAt, holdCount } | 409
 //   DELETE /locks/:key  → 200 { key, released: true, holdCount: 0 } | 404
 //   POST   /rwlocks/:key/read|write  → 201, the same grant shape with mode 'read' | 'write' | 409
@@ -32,14 +39,32 @@ let fence = Date.now() * 1000
 
 const ACQUIRE = "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end return 0"
 const RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
+// KEYS: the lock, its line. ARGV: token, ttl ms. 1 = granted, 0 = in line.
+const JOIN =
+  "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end redis.call('RPUSH', KEYS[2], ARGV[1]) return 0"
+// KEYS: the lock, its line. ARGV: token, ttl ms. The token the lock went to ('' = freed), or false when not held by ARGV[1].
+const HAND_OFF =
+  "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return false end local next = redis.call('LPOP', KEYS[2]) " +
+  "if next then redis.call('SET', KEYS[1], next, 'PX', ARGV[2]) return next end redis.call('DEL', KEYS[1]) return ''"
 
-/** @type {{ acquire(key: string, token: string, ttl: number): Promise<number>, release(key: string, token: string): Promise<number>, quit(): Promise<unknown> } | undefined} */
+/**
+ * @typedef {{
+ *   acquire(key: string, token: string, ttl: number): Promise<number>,
+ *   release(key: string, token: string): Promise<number>,
+ *   join(key: string, line: string, token: string, ttl: number): Promise<number>,
+ *   handOff(key: string, line: string, token: string, ttl: number): Promise<string | null>,
+ *   quit(): Promise<unknown>,
+ * }} FloorRedis
+ */
+/** @type {FloorRedis | undefined} */
 let redis
 if (process.env.BASELINE_REDIS_URL) {
   const { Redis } = await import('ioredis')
   const client = new Redis(process.env.BASELINE_REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 500 })
   client.defineCommand('acquire', { numberOfKeys: 1, lua: ACQUIRE })
   client.defineCommand('release', { numberOfKeys: 1, lua: RELEASE })
+  client.defineCommand('join', { numberOfKeys: 2, lua: JOIN })
+  client.defineCommand('handOff', { numberOfKeys: 2, lua: HAND_OFF })
   await new Promise((resolve) => client.once('ready', resolve))
   redis = /** @type {any} */ (client)
 }
@@ -58,11 +83,29 @@ function grantBody(key, mode, token) {
   }
 }
 
+/** The redis floor's parked requests by token: answered when a release hands their key over. */
+/** @type {Map<string, () => void>} */
+const inLine = new Map()
+/**
+ * Keys a waiting POST was sent for (from the moment it is sent: a release sent later must look at the
+ * line). Releases of other keys keep the plain compare-and-delete, so the floor's uncontended and
+ * contended figures are unchanged.
+ * @type {Set<string>}
+ */
+const lined = new Set()
+/** @param {string} key */
+const lineOf = (key) => `baseline:{${key}}:line`
+
 app.post('/locks/:key', async (request, reply) => {
   const { key } = /** @type {{ key: string }} */ (request.params)
   const header = request.headers['lock-token']
   const token = typeof header === 'string' ? header : randomBytes(16).toString('base64url')
-  if (redis && (await redis.acquire(`baseline:{${key}}`, token, TTL_MS)) !== 1) {
+  const wait = redis !== undefined && /** @type {{ wait?: string }} */ (request.query).wait !== undefined
+  if (wait) lined.add(key)
+  if (redis && wait && (await redis.join(`baseline:{${key}}`, lineOf(key), token, TTL_MS)) !== 1) {
+    // Parked before any later release's answer is read (one connection: answers come in order).
+    await new Promise((resolve) => inLine.set(token, () => resolve(undefined)))
+  } else if (redis && !wait && (await redis.acquire(`baseline:{${key}}`, token, TTL_MS)) !== 1) {
     return reply.code(409).send({ error: 'lock_held', message: `lock "${key}" is held by another owner`, key, retryAfterMs: 1000 })
   }
   return reply.code(201).send(grantBody(key, 'exclusive', token))
@@ -70,9 +113,17 @@ app.post('/locks/:key', async (request, reply) => {
 
 app.delete('/locks/:key', async (request, reply) => {
   const { key } = /** @type {{ key: string }} */ (request.params)
-  const token = request.headers['lock-token']
-  if (redis && (await redis.release(`baseline:{${key}}`, String(token))) !== 1) {
-    return reply.code(404).send({ error: 'lock_not_found', message: `lock "${key}" is not held`, key })
+  const token = String(request.headers['lock-token'])
+  if (redis && !lined.has(key)) {
+    if ((await redis.release(`baseline:{${key}}`, token)) !== 1) {
+      return reply.code(404).send({ error: 'lock_not_found', message: `lock "${key}" is not held`, key })
+    }
+  } else if (redis) {
+    const next = await redis.handOff(`baseline:{${key}}`, lineOf(key), token, TTL_MS)
+    if (next === null) return reply.code(404).send({ error: 'lock_not_found', message: `lock "${key}" is not held`, key })
+    const answer = inLine.get(next)
+    inLine.delete(next)
+    answer?.()
   }
   return { key, released: true, holdCount: 0 }
 })
