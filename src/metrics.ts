@@ -70,7 +70,7 @@ export function createMetrics() {
       help: 'Requests parked in line on this replica',
       registers: [registry],
     }),
-    waitDuration: new Histogram({
+    waitDuration: new FastHistogram({
       name: 'lock_wait_duration_seconds',
       help: `Time waiting requests spent in line, by mode and outcome (${waitOutcomes.join(', ')})`,
       labelNames: ['mode', 'outcome'] as const,
@@ -95,7 +95,7 @@ export function createMetrics() {
       help: 'Pushes that reached a waiter on this replica: hand-offs (the lock itself) and wake-ups',
       registers: [registry],
     }),
-    handoff: new Histogram({
+    handoff: new FastHistogram({
       name: 'lock_handoff_seconds',
       help: 'From the push (sent by the release) reaching this replica to the grant being answered',
       buckets: [0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5],
