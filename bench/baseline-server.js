@@ -40,8 +40,7 @@ let fence = Date.now() * 1000
 const ACQUIRE = "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end return 0"
 const RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
 // KEYS: the lock, its line. ARGV: token, ttl ms. 1 = granted, 0 = in line.
-const JOIN =
-  "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end redis.call('RPUSH', KEYS[2], ARGV[1]) return 0"
+const JOIN = "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end redis.call('RPUSH', KEYS[2], ARGV[1]) return 0"
 // KEYS: the lock, its line. ARGV: token, ttl ms. The token the lock went to ('' = freed), or false when not held by ARGV[1].
 const HAND_OFF =
   "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return false end local next = redis.call('LPOP', KEYS[2]) " +

@@ -113,10 +113,7 @@ const scenario: Scenario = {
             { name: FLOOR, server: floor, flow: serviceFlow },
             { name: 'etcd', server: etcd, flow: etcdFlow },
           ]
-          const cmp = await ctx.compare(
-            servers,
-            { connections, flow: serviceFlow, client, ...(hot ? { drainMs: 3000 } : {}) },
-          )
+          const cmp = await ctx.compare(servers, { connections, flow: serviceFlow, client, ...(hot ? { drainMs: 3000 } : {}) })
           notes.push(...cmp.errorNotes())
           const perSec = hot ? grantsPerSec : (r: { cyclesPerSec: number }) => r.cyclesPerSec
           const toEtcd = cmp.ratio('service', 'etcd', perSec)
