@@ -1,5 +1,6 @@
 import type { Server } from 'node:http'
 import type { Socket } from 'node:net'
+import { Server as TlsServer } from 'node:tls'
 
 /** How long an answer may sit unsent, with no byte of it taken by the client, before its connection is closed. */
 export const STALLED_WRITE_MS = 60_000
@@ -15,7 +16,7 @@ export const STALLED_WRITE_MS = 60_000
  * sockets. Here a connection costs a set entry and a shared listener; a backed-up one, an entry in
  * `stalled` until it moves or closes. Returns what stops the sweep.
  */
-export function closeStalledWrites(server: Pick<Server, 'on'>, stallMs = STALLED_WRITE_MS): () => void {
+export function closeStalledWrites(server: Server | TlsServer, stallMs = STALLED_WRITE_MS): () => void {
   const open = new Set<Socket>()
   /**
    * Backed-up connections: what Node had yet to hand to the kernel and had dispatched in all when
@@ -31,9 +32,9 @@ export function closeStalledWrites(server: Pick<Server, 'on'>, stallMs = STALLED
     open.add(socket)
     socket.on('close', forget)
   }
-  server.on('connection', track)
-  // TLS connections too: 'secureConnection' hands over the TLS socket, whose writes back up.
-  server.on('secureConnection', track)
+  // One socket per connection: over TLS the TLS socket ('secureConnection'), whose writes back up;
+  // the TCP socket beneath it is never written to by the server itself.
+  server.on(server instanceof TlsServer ? 'secureConnection' : 'connection', track)
   const sweep = () => {
     const now = performance.now()
     for (const socket of open) {

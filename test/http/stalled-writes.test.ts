@@ -4,12 +4,15 @@
  * connection all stay open. The service's sockets carry no timer of their own.
  */
 import http from 'node:http'
+import https from 'node:https'
 import net from 'node:net'
+import tls from 'node:tls'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { closeStalledWrites } from '../../src/http/stalled-writes.js'
 import { startApp } from '../../harness/app.js'
 import { startRedis } from '../../harness/redis-server.js'
+import { makeTlsCerts } from '../../harness/tls-certs.js'
 
 const STALL_MS = 600
 const BIG = Buffer.alloc(256 * 1024, 'x')
@@ -83,6 +86,30 @@ t.test('a client that stops reading its answers is disconnected once nothing mov
   t.teardown(() => stuck.end())
   await sleep(STALL_MS * 4)
   const closedAfter = server.closedAfter(stuck)
+  t.not(closedAfter, undefined, 'closed')
+  t.ok((closedAfter ?? 0) >= STALL_MS, `not before the stall time (${closedAfter} ms)`)
+})
+
+t.test('over TLS too: the TLS socket is the one whose writes back up', async (t) => {
+  const certs = await makeTlsCerts({ t })
+  const server = https.createServer({ cert: certs.server.cert, key: certs.server.key }, (_req, res) => res.end(BIG))
+  const stop = closeStalledWrites(server, STALL_MS)
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const started = Date.now()
+  let closedAfter: number | undefined
+  server.on('secureConnection', (socket: tls.TLSSocket) => socket.on('close', () => (closedAfter = Date.now() - started)))
+  const stuck = tls.connect({ port: (server.address() as net.AddressInfo).port, host: '127.0.0.1', ca: certs.ca }, () => {
+    stuck.write(bigRequests)
+    stuck.pause()
+  })
+  stuck.on('error', () => undefined)
+  t.teardown(() => {
+    stop()
+    stuck.destroy()
+    server.closeAllConnections()
+    server.close()
+  })
+  await sleep(STALL_MS * 4)
   t.not(closedAfter, undefined, 'closed')
   t.ok((closedAfter ?? 0) >= STALL_MS, `not before the stall time (${closedAfter} ms)`)
 })
