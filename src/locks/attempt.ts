@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks'
 import { fail, type ServiceError } from '../errors.js'
-import type { Tally } from '../redis/quorum.js'
+import type { Answer, Tally } from '../redis/quorum.js'
 import type { RedisNode } from '../redis/node.js'
 import { ReplyCode } from '../redis/scripts.js'
 import { sequentialIds } from '../random.js'
@@ -178,23 +178,28 @@ export function rollback(
   attempt: string,
   tally?: Tally<AcquireReply>,
 ): void {
-  const untouched = new Set<RedisNode>()
-  for (const a of tally?.answers ?? []) if (a.ok && a.value.code < 0) untouched.add(a.node)
+  const answers = tally?.answers ?? []
   // A plain refusal (every node said no) has nothing to undo: the hot path of a contended lock.
-  if (untouched.size === ctx.quorum.size) return
+  if (answers.length === ctx.quorum.size && answers.every(refusedIt)) return
   const input = { hold, token, attempt, fenceHint: fenceHint() }
   const undo = (node: RedisNode) => void node.call(rollbackScript, keys.all, input).catch(() => undefined)
   ctx.quorum.nodes.forEach((node, i) => {
-    if (untouched.has(node)) return
-    const late = tally?.calls && !tally.answers.some((a) => a.node === node) ? tally.calls[i] : undefined
-    if (late) {
-      late.then(
-        (reply) => reply.code >= 0 && undo(node),
-        () => undo(node),
-      )
-    } else undo(node)
+    const answer = answers.find((a) => a.node === node)
+    if (answer) {
+      if (!refusedIt(answer)) undo(node)
+      return
+    }
+    const late = tally?.calls?.[i]
+    if (!late) return undo(node)
+    late.then(
+      (reply) => reply.code >= 0 && undo(node),
+      () => undo(node),
+    )
   })
 }
+
+/** The node answered and refused the attempt: it changed nothing. */
+const refusedIt = (answer: Answer<AcquireReply>) => answer.ok && answer.value.code < 0
 
 /**
  * Make `fence` this grant's alone on a majority (fence_commit.lua); where a node's counter already
