@@ -83,7 +83,7 @@ function grantBody(key, mode, token) {
 }
 
 /** The redis floor's parked requests by token: answered when a release hands their key over. */
-/** @type {Map<string, () => void>} */
+/** @type {Map<string, (value: unknown) => void>} */
 const inLine = new Map()
 /**
  * Keys a waiting POST was sent for (from the moment it is sent: a release sent later must look at the
@@ -99,12 +99,12 @@ app.post('/locks/:key', async (request, reply) => {
   const { key } = /** @type {{ key: string }} */ (request.params)
   const header = request.headers['lock-token']
   const token = typeof header === 'string' ? header : randomBytes(16).toString('base64url')
-  const wait = redis !== undefined && /** @type {{ wait?: string }} */ (request.query).wait !== undefined
-  if (wait) lined.add(key)
-  if (redis && wait && (await redis.join(`baseline:{${key}}`, lineOf(key), token, TTL_MS)) !== 1) {
+  if (redis && /** @type {{ wait?: string }} */ (request.query).wait !== undefined) {
+    lined.add(key)
     // Parked before any later release's answer is read (one connection: answers come in order).
-    await new Promise((resolve) => inLine.set(token, () => resolve(undefined)))
-  } else if (redis && !wait && (await redis.acquire(`baseline:{${key}}`, token, TTL_MS)) !== 1) {
+    if ((await redis.join(`baseline:{${key}}`, lineOf(key), token, TTL_MS)) !== 1)
+      await new Promise((resolve) => inLine.set(token, resolve))
+  } else if (redis && (await redis.acquire(`baseline:{${key}}`, token, TTL_MS)) !== 1) {
     return reply.code(409).send({ error: 'lock_held', message: `lock "${key}" is held by another owner`, key, retryAfterMs: 1000 })
   }
   return reply.code(201).send(grantBody(key, 'exclusive', token))
@@ -120,9 +120,8 @@ app.delete('/locks/:key', async (request, reply) => {
   } else if (redis) {
     const next = await redis.handOff(`baseline:{${key}}`, lineOf(key), token, TTL_MS)
     if (next === null) return reply.code(404).send({ error: 'lock_not_found', message: `lock "${key}" is not held`, key })
-    const answer = inLine.get(next)
+    inLine.get(next)?.(undefined)
     inLine.delete(next)
-    answer?.()
   }
   return { key, released: true, holdCount: 0 }
 })
