@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util'
 import { parseDuration } from '../src/contract/duration.js'
 import type { FaultName } from './faults.js'
-import { kindNames } from './kinds/index.js'
+import { kindNames, MAX_CHAOS_LOCK_DELAY_MS } from './kinds/index.js'
 import { scenarios, type Scenario, type ScenarioName } from './scenarios.js'
 
 export interface Options {
@@ -24,9 +24,10 @@ export interface Options {
   envOverrides: Record<string, string>
 }
 
-/** Short settings: a short MAX_TTL_MS keeps a restarted node's quarantine short. */
+/** Short settings: a short MAX_TTL_MS and MAX_LOCK_DELAY_MS keep a restarted node's quarantine short. */
 export const DEFAULT_SERVICE_ENV: Readonly<Record<string, string>> = {
   MAX_TTL_MS: '4000',
+  MAX_LOCK_DELAY_MS: String(MAX_CHAOS_LOCK_DELAY_MS),
   NODE_TIMEOUT_MS: '200',
   DEFAULT_TTL_MS: '1000',
   MAX_WAIT_MS: '3000',
@@ -166,6 +167,7 @@ function shellQuote(s: string): string {
 /** The numbers the suite derives its bounds from (after --env overrides). */
 export interface ServiceSettings {
   maxTtlMs: number
+  maxLockDelayMs: number
   nodeTimeoutMs: number
   maxWaitMs: number
   driftFactor: number
@@ -179,6 +181,7 @@ export function serviceSettings(env: Record<string, string>): ServiceSettings {
   }
   return {
     maxTtlMs: num('MAX_TTL_MS'),
+    maxLockDelayMs: num('MAX_LOCK_DELAY_MS'),
     nodeTimeoutMs: num('NODE_TIMEOUT_MS'),
     maxWaitMs: num('MAX_WAIT_MS'),
     driftFactor: num('DRIFT_FACTOR'),

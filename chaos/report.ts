@@ -173,10 +173,10 @@ export const RECOVERY_MS = 1_000
 
 /**
  * A fault's window: from when it was applied until its heal finished, plus the reconnection allowance,
- * plus — for a fault after which the node sits out by design — MAX_TTL_MS × (1 + DRIFT_FACTOR).
+ * plus — for a fault after which the node sits out by design — (MAX_TTL_MS + MAX_LOCK_DELAY_MS) × (1 + DRIFT_FACTOR).
  */
 function windows(faults: readonly FaultRecord[], settings: ServiceSettings): [number, number][] {
-  const sitOutMs = settings.maxTtlMs * (1 + settings.driftFactor) + RECOVERY_MS
+  const sitOutMs = (settings.maxTtlMs + settings.maxLockDelayMs) * (1 + settings.driftFactor) + RECOVERY_MS
   return faults
     .filter((f) => f.appliedAt !== undefined)
     .map((f) => [f.appliedAt!, (f.healDoneAt ?? f.healedAt ?? Infinity) + RECOVERY_MS + (faultKinds[f.kind].sitsOut ? sitOutMs : 0)])

@@ -45,8 +45,9 @@ async function allNodesVote(url: string): Promise<boolean> {
 }
 
 /**
- * After the last heal and the last hold: wait out MAX_TTL_MS (the quarantine of a restarted node, and
- * every hold's TTL, a line's waiter leases), then until every replica counts every node (bounded).
+ * After the last heal and the last hold: wait out MAX_TTL_MS + MAX_LOCK_DELAY_MS (the quarantine of a
+ * restarted node, every hold's TTL and delay, a line's waiter leases), then until every replica counts
+ * every node (bounded).
  */
 async function settle(
   cluster: Cluster,
@@ -56,8 +57,9 @@ async function settle(
 ): Promise<number | null> {
   const lastHeal = Math.max(0, ...faults.map((f) => f.healDoneAt ?? f.healedAt ?? 0))
   const quiet = Math.max(startedAt + lastHeal, performance.now())
-  await sleep(Math.max(0, quiet + settings.maxTtlMs + SETTLE_SLACK_MS - performance.now()))
-  const deadline = performance.now() + settings.maxTtlMs + 5_000
+  const sitOutMs = settings.maxTtlMs + settings.maxLockDelayMs
+  await sleep(Math.max(0, quiet + sitOutMs + SETTLE_SLACK_MS - performance.now()))
+  const deadline = performance.now() + sitOutMs + 5_000
   while (performance.now() < deadline) {
     const urls = cluster.replicas.filter((r) => r.process).map((r) => r.url)
     if ((await Promise.all(urls.map(allNodesVote))).every(Boolean)) return performance.now() - startedAt
@@ -151,7 +153,10 @@ async function run(options: Options): Promise<boolean> {
       }),
       runFencedWriters({ ...options, settings, replicaUrl: (r) => cluster.replicas[r]!.url, history, startedAt }),
     ])
-    log(startedAt, `workload done: ${history.size} holds; waiting out the quarantine (MAX_TTL_MS ${settings.maxTtlMs} ms)`)
+    log(
+      startedAt,
+      `workload done: ${history.size} holds; waiting out the quarantine (MAX_TTL_MS + MAX_LOCK_DELAY_MS: ${settings.maxTtlMs + settings.maxLockDelayMs} ms)`,
+    )
     const settledAt = await settle(cluster, faults, settings, startedAt)
     const grantable = await probeGrantable({
       kinds,

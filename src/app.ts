@@ -131,6 +131,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     {
       timeoutMs: config.nodeTimeoutMs,
       maxTtlMs: config.maxTtlMs,
+      maxLockDelayMs: config.maxLockDelayMs,
       driftFactor: config.driftFactor,
       keyPrefix: config.keyPrefix,
       scripts,

@@ -10,7 +10,8 @@ import type { ClockState } from '../contract/words.js'
  * advanced by the service's elapsed time within the drift allowance (DRIFT_FACTOR) — with the send
  * and receive times as bounds, so a slow answer (a paused node, a busy event loop) widens the window
  * instead of raising a false alarm. A node that breaks that is distrusted until its clock has
- * behaved for `probationMs` (MAX_TTL_MS: every hold granted under the bad clock has lapsed by then).
+ * behaved for `probationMs` (MAX_TTL_MS + MAX_LOCK_DELAY_MS: every hold granted under the bad clock,
+ * and the lock-delay after it, has lapsed by then).
  */
 
 export interface ClockSample {

@@ -78,7 +78,7 @@ export class NodeClock {
       metrics.nodeClockDistrusted.inc({ node })
       log?.warn(
         { node: index, address, trustedInMs: this.watch.status(receivedAt).trustedInMs, why: this.watch.lastViolation },
-        'redis node clock distrusted: its votes do not count until it has behaved for MAX_TTL_MS',
+        'redis node clock distrusted: its votes do not count until it has behaved for MAX_TTL_MS + MAX_LOCK_DELAY_MS',
       )
     } else if (change === 'trusted') {
       log?.info({ node: index, address }, 'redis node clock trusted again')
@@ -107,7 +107,7 @@ export class NodeClock {
         metrics.nodeClockDistrusted.inc({ node: String(index) })
         log?.warn(
           { node: index, master: address, why: watch.lastViolation },
-          'redis cluster master clock distrusted: the cluster does not count until it has behaved for MAX_TTL_MS',
+          'redis cluster master clock distrusted: the cluster does not count until it has behaved for MAX_TTL_MS + MAX_LOCK_DELAY_MS',
         )
       }
     }

@@ -40,7 +40,7 @@ export interface NodeOptions {
   /** The Lua scripts, settings included (loadScripts). */
   scripts: ReadonlyMap<ScriptName, string>
   driftFactor: number
-  /** How long a misbehaving clock must behave before it counts again (MAX_TTL_MS). */
+  /** How long a misbehaving clock must behave before it counts again (MAX_TTL_MS + MAX_LOCK_DELAY_MS). */
   clockProbationMs: number
   /** When writes are held back to go out together (src/redis/coalesce.ts). */
   holdRule: HoldRule

@@ -159,6 +159,8 @@ export class Quorum {
 export interface QuorumOptions {
   timeoutMs: number
   maxTtlMs: number
+  /** MAX_LOCK_DELAY_MS: how long after a hold lapses its node may still keep a lock-delay. */
+  maxLockDelayMs: number
   driftFactor: number
   keyPrefix: string
   scripts: ReadonlyMap<ScriptName, string>
@@ -176,11 +178,14 @@ const RECORD_EVERY = 10
  * or a Sentinel-managed primary (src/redis/topology.ts) — the same engine code path for all.
  */
 export function createQuorum(targets: readonly (string | Topology)[], options: QuorumOptions, metrics: Metrics): Quorum {
+  // What a node that forgot (restarted empty, or expired keys early by a clock jump) may have
+  // forgotten that still matters: a hold (MAX_TTL_MS) and the lock-delay after it (MAX_LOCK_DELAY_MS).
+  const rememberedMs = options.maxTtlMs + options.maxLockDelayMs
   const nodeOptions = {
     timeoutMs: options.timeoutMs,
     scripts: options.scripts,
     driftFactor: options.driftFactor,
-    clockProbationMs: options.maxTtlMs,
+    clockProbationMs: rememberedMs,
     holdRule: holdRuleFor(targets.length),
     sharesCalls: targets.length > 1,
     coalescing: coalescingFrom(process.env),
@@ -197,7 +202,7 @@ export function createQuorum(targets: readonly (string | Topology)[], options: Q
       ? new RestartGuard(
           quorum.nodes,
           quorum.majority,
-          options.maxTtlMs * (1 + options.driftFactor),
+          rememberedMs * (1 + options.driftFactor),
           (i) => `${options.keyPrefix}node:${i}:runs`,
         )
       : undefined

@@ -4,9 +4,10 @@ import type { Identity, RestartVerdict } from './vote-rule.js'
 
 /**
  * Redlock's delayed restart, without trusting any replica's memory. A node that restarts empty has
- * forgotten the locks it voted for; if it voted again at once, it and the nodes that missed a grant
- * could form a second majority. So a node that restarted counts toward no majority until every hold
- * granted before its restart has lapsed: `windowMs` (MAX_TTL_MS × (1 + DRIFT_FACTOR)) from its start.
+ * forgotten the locks it voted for, and the lock-delays after them; if it voted again at once, it and
+ * the nodes that missed a grant could form a second majority. So a node that restarted counts toward
+ * no majority until every hold granted before its restart, and its delay, has lapsed: `windowMs`
+ * ((MAX_TTL_MS + MAX_LOCK_DELAY_MS) × (1 + DRIFT_FACTOR)) from its start.
  *
  * Its start comes from the node itself: INFO uptime_in_seconds, which Redis counts between two whole
  * seconds of the wall clock (its start and now, each rounded down), so it can read up to a second

@@ -15,9 +15,13 @@ import { History } from '../../harness/history.js'
 import { until } from '../helpers/until.js'
 
 const MAX_TTL_MS = 10_000
+const MAX_LOCK_DELAY_MS = 2_000
+/** How long a node restarted empty sits out: every hold it may have voted for, and the lock-delay after it. */
+const QUARANTINE_MS = (MAX_TTL_MS + MAX_LOCK_DELAY_MS) * 1.01
 const serviceEnv = (urls: readonly string[]) => ({
   REDIS_URLS: urls.join(','),
   MAX_TTL_MS: String(MAX_TTL_MS),
+  MAX_LOCK_DELAY_MS: String(MAX_LOCK_DELAY_MS),
   DEFAULT_TTL_MS: String(MAX_TTL_MS),
   NODE_TIMEOUT_MS: '200',
 })
@@ -65,7 +69,7 @@ async function grantedAgain(history: History, via: ServiceProcess, key: string):
   await until(
     async () => (await acquire(history, via, key, 'after the quarantine')).status === 201,
     'a grant once the first hold lapsed and the quarantine ended',
-    MAX_TTL_MS * 2,
+    QUARANTINE_MS * 2,
     200,
   )
 }
@@ -110,7 +114,7 @@ t.test('hole 1: a replica that restarts learns of a node restart from the nodes,
   await until(async () => settled((await nodesOf(r2b))[2]), 'the new R2 identified C')
   const seen = (await nodesOf(r2b))[2]
   t.equal(seen?.vote, 'quarantined', 'the new R2 sees C quarantined at once')
-  t.ok((seen?.quarantineMs ?? 0) > 0 && (seen?.quarantineMs ?? 0) <= MAX_TTL_MS * 1.01 + 1000, `for ${seen?.quarantineMs} ms`)
+  t.ok((seen?.quarantineMs ?? 0) > 0 && (seen?.quarantineMs ?? 0) <= QUARANTINE_MS + 1000, `for ${seen?.quarantineMs} ms`)
   const res = await acquire(history, r2b, key, 'r2-restarted')
   t.equal(res.status, 409, `refused while the first hold is valid (${res.body.error})`)
   t.ok(performance.now() < validUntil, `asked with ${Math.round(validUntil - performance.now())} ms of the first hold's validity left`)

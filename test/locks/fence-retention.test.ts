@@ -109,11 +109,17 @@ t.test('(b) across an empty Redis restart with a short retention', async (t) => 
   t.ok(after! > before, `after an empty restart: ${after} > ${before}`)
 })
 
-/** A redis-server whose clock a shim controls, and an app whose clock guard probation is 2 s (MAX_TTL_MS). */
+/** A redis-server whose clock a shim controls, and an app whose clock guard probation is 2 s (MAX_TTL_MS, no lock-delays). */
 async function shimmed(t: Test, fenceRetentionMs: number) {
   const clock = await clockShim()
   const redis = await startRedis({ t, env: clock.env })
-  const started = await startApp(t, [redis.url], { fenceRetentionMs, maxTtlMs: 2000, defaultTtlMs: 1000, logLevel: 'warn' })
+  const started = await startApp(t, [redis.url], {
+    fenceRetentionMs,
+    maxTtlMs: 2000,
+    maxLockDelayMs: 0,
+    defaultTtlMs: 1000,
+    logLevel: 'warn',
+  })
   const state = async () => (await started.app.inject({ method: 'GET', url: '/readyz' })).json().nodes[0].clock.state as string
   const settle = async (what: string) => {
     await until(async () => (await state()) === 'untrusted', `${what}: distrusted`, 4000, 50)

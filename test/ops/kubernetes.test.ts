@@ -334,7 +334,7 @@ t.test('quorum: a Redis is ready once past the restart quarantine; a drain takes
   const service = (podTemplate(lockService(objects)) as PodTemplate).spec.containers[0] as Container
   const { env } = resolvedEnv(service)
   const config = loadConfig({ ...Object.fromEntries(Object.entries(env).filter(([k]) => configEnvNames.includes(k) && k !== 'AUTH_FILE')) })
-  const quarantineSeconds = Math.ceil((config.maxTtlMs * (1 + config.driftFactor)) / 1000) + 2
+  const quarantineSeconds = Math.ceil(((config.maxTtlMs + config.maxLockDelayMs) * (1 + config.driftFactor)) / 1000) + 2
   for (const url of config.redisUrls) {
     const host = new URL(url).hostname
     const svc = objects.find((m) => m.kind === 'Service' && m.metadata.name === host)
@@ -342,7 +342,10 @@ t.test('quorum: a Redis is ready once past the restart quarantine; a drain takes
     const [pod] = redisPodsBehind(objects, host)
     const redis = pod?.spec.containers[0] as Container & { readinessProbe?: { exec?: { command: string[] } } }
     const seconds = Number(redis.env?.find((e) => e.name === 'QUARANTINE_SECONDS')?.value)
-    t.ok(seconds >= quarantineSeconds, `${host}: ready after ${seconds} s ≥ MAX_TTL_MS × (1 + DRIFT_FACTOR) + 2 s = ${quarantineSeconds} s`)
+    t.ok(
+      seconds >= quarantineSeconds,
+      `${host}: ready after ${seconds} s ≥ (MAX_TTL_MS + MAX_LOCK_DELAY_MS) × (1 + DRIFT_FACTOR) + 2 s = ${quarantineSeconds} s`,
+    )
     t.match(redis.readinessProbe?.exec?.command.join(' '), /uptime_in_seconds.*QUARANTINE_SECONDS/, `${host}: the readiness probe reads it`)
   }
   const budgets = byKind(objects, 'PodDisruptionBudget').filter((b) => b.metadata.name === 'redis')

@@ -106,7 +106,8 @@ t.test('a node restarted empty is quarantined: a lock held before the restart is
   const { app } = await startApp(
     t,
     nodes.map((n) => n.url),
-    { nodeTimeoutMs: NODE_TIMEOUT_MS, maxTtlMs: QUARANTINE, defaultTtlMs: QUARANTINE },
+    // No lock-delays (MAX_LOCK_DELAY_MS=0): the quarantine is MAX_TTL_MS alone.
+    { nodeTimeoutMs: NODE_TIMEOUT_MS, maxTtlMs: QUARANTINE, maxLockDelayMs: 0, defaultTtlMs: QUARANTINE },
   )
   const held = await app.inject({ method: 'POST', url: '/locks/q-restart?ttl=2500' })
   t.equal(held.statusCode, 201)
@@ -128,7 +129,7 @@ t.test('a node restarted empty is quarantined: a lock held before the restart is
   const metrics = (await app.inject({ method: 'GET', url: '/metrics' })).body
   t.match(metrics, /redis_node_restarts_total\{node="0"\} 1/)
 
-  // After the quarantine (= MAX_TTL_MS, the longest any earlier hold could last) A counts again.
+  // After the quarantine (= MAX_TTL_MS, the longest any earlier hold could last, with no lock-delay after it) A counts again.
   await b.kill()
   await sleep(QUARANTINE + 100)
   const later = await app.inject({ method: 'POST', url: '/locks/q-after' })
@@ -137,12 +138,12 @@ t.test('a node restarted empty is quarantined: a lock held before the restart is
 
 t.test('fences increase across grants whose voting majorities differ', async (t) => {
   const nodes = await startRedisCluster(3, { t })
-  // A short MAX_TTL_MS: node C's quarantine after its restart below is short too.
+  // A short MAX_TTL_MS and no lock-delays: node C's quarantine after its restart below is short too.
   const MAX_TTL = 1500
   const { app } = await startApp(
     t,
     nodes.map((n) => n.url),
-    { nodeTimeoutMs: NODE_TIMEOUT_MS, maxTtlMs: MAX_TTL, defaultTtlMs: MAX_TTL },
+    { nodeTimeoutMs: NODE_TIMEOUT_MS, maxTtlMs: MAX_TTL, maxLockDelayMs: 0, defaultTtlMs: MAX_TTL },
   )
   const key = 'q-fence'
   const fenceKey = lockKeys(PREFIX, 'lock', key).fence
@@ -164,6 +165,7 @@ t.test('fences increase across grants whose voting majorities differ', async (t)
       redisUrls: nodes.map((n) => n.url),
       nodeTimeoutMs: NODE_TIMEOUT_MS,
       maxTtlMs: MAX_TTL,
+      maxLockDelayMs: 0,
       defaultTtlMs: MAX_TTL,
       logLevel: 'silent',
     }),
