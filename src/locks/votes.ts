@@ -190,9 +190,10 @@ export function refusal(
   }
   // When a majority of the held copies will have lapsed: the earliest the lock can be free.
   const retryAfterMs = Math.max(1, majorityLapse(held) ?? RETRY_AFTER_MS.held)
-  // Lock-delay decides as a grant would: a majority of the nodes is in it.
+  // Lock-delay decides as a grant would: a majority of the nodes is in it. In a split vote (no
+  // majority either way) whose refusals are all delays, nothing holds it: the delay is the reason.
   const delayed = held.filter((r) => r.delayed)
-  if (delayed.length >= tally.majority) {
+  if (delayed.length >= tally.majority || (delayed.length > 0 && delayed.length === held.length)) {
     const delayedMs = majorityLapse(delayed) ?? retryAfterMs
     return fail.delayed(key, jittered(delayedMs), isoTime(Date.now() + delayedMs), kind)
   }

@@ -84,9 +84,11 @@ t.test('a node restarted empty sits out the lock-delays it forgot, not only the 
   await sleep(Math.max(0, restartedAt + MAX_TTL * 1.01 + 2500 - Date.now()))
   t.ok(Date.now() < grantedAt + 500 + DELAY - 1000, 'still within the delay')
   const within = await app.inject({ method: 'POST', url: `/locks/${key}` })
-  // A refuses (its delay), B does not vote, C alone grants: no majority either way, a split refusal.
+  // A refuses (its delay), B does not vote, C alone grants: no majority either way, and the one
+  // refusal is a delay (nothing holds the lock): lock_delayed, not lock_held.
   const refusal = within.json() as { error: string; retryAfterMs: number }
   t.equal(within.statusCode, 409, `not granted within the delay (${within.statusCode} ${refusal.error})`)
+  t.equal(refusal.error, 'lock_delayed', 'refused for the delay A kept')
   t.ok(
     Date.now() + refusal.retryAfterMs >= grantedAt + 500 + DELAY - 100,
     `retry after ${refusal.retryAfterMs} ms: when A's delay ends, not before`,
