@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream'
 import { buildApp, type App } from '../src/app.js'
 import { configFrom, type Config } from '../src/config.js'
+import { listenForProbes } from '../src/http/probe-listener.js'
 
 export interface TestApp {
   app: App
@@ -35,12 +36,20 @@ export async function startApp(
   }
 }
 
-/** startApp, also listening on a free loopback port: for clients that speak real HTTP to it. */
+/**
+ * startApp, also listening on a free loopback port: for clients that speak real HTTP to it. With a
+ * `probePort` (0: a free one) the probe port listens too, as src/server.ts starts it: `probeAddress`.
+ */
 export async function startListening(
   t: { teardown(fn: () => unknown): void },
   redisUrls: readonly string[],
   overrides: Partial<Config> = {},
-): Promise<TestApp & { address: string }> {
+): Promise<TestApp & { address: string; probeAddress?: string }> {
   const started = await startApp(t, redisUrls, overrides)
-  return { ...started, address: await started.app.listen({ port: 0, host: '127.0.0.1' }) }
+  const address = await started.app.listen({ port: 0, host: '127.0.0.1' })
+  const { probePort, bodyTimeoutMs } = started.config
+  if (probePort === null) return { ...started, address }
+  const probes = await listenForProbes(started.app, { port: probePort, host: '127.0.0.1', requestTimeoutMs: bodyTimeoutMs })
+  t.teardown(() => probes.close())
+  return { ...started, address, probeAddress: probes.address }
 }

@@ -49,6 +49,8 @@ const sentinelAddress = z.string().transform((s, ctx) => {
 export const envSchema = z.object({
   PORT: integer('PORT', 8080, 0, 65535),
   HOST: z.string().trim().min(1, 'HOST must not be blank').default('0.0.0.0'),
+  // A second, plain-HTTP port for /healthz, /readyz and /metrics only (src/http/probe-listener.ts).
+  PROBE_PORT: wholeNumber('PROBE_PORT', 0, 65535).optional(),
   REDIS_URLS: z
     .string()
     .optional()
@@ -214,6 +216,9 @@ function tlsChecks(env: Partial<Env>): [keyof Env, string][] {
   }
   pair('REDIS_TLS_CERT_FILE', 'REDIS_TLS_KEY_FILE')
   pair('TLS_CERT_FILE', 'TLS_KEY_FILE')
+  if (env.PROBE_PORT !== undefined && env.PORT !== undefined && env.PROBE_PORT !== 0 && env.PROBE_PORT === env.PORT) {
+    problems.push(['PROBE_PORT', `must differ from PORT (${env.PORT}): the probes get a port of their own`])
+  }
   if (env.TLS_CLIENT_CA_FILE !== undefined && env.TLS_CERT_FILE === undefined) {
     problems.push(['TLS_CLIENT_CA_FILE', 'client certificates need HTTPS: set TLS_CERT_FILE and TLS_KEY_FILE too'])
   }
@@ -343,6 +348,8 @@ export interface HttpsFiles {
 export interface Config {
   readonly port: number
   readonly host: string
+  /** PROBE_PORT: plain HTTP for the probes and /metrics beside PORT; null: none. */
+  readonly probePort: number | null
   /** standalone: 1 URL = single, 3/5/7 = quorum; cluster: seed nodes of one Redis Cluster; sentinel: unused */
   readonly redisUrls: readonly string[]
   readonly redisMode: RedisMode
@@ -445,6 +452,7 @@ function toConfig(e: Env, auth: Config['auth'], tls: Pick<Config, 'redisTls' | '
   return Object.freeze({
     port: e.PORT,
     host: e.HOST,
+    probePort: e.PROBE_PORT ?? null,
     redisUrls: Object.freeze(e.REDIS_MODE === 'sentinel' ? [] : urls),
     redisMode: e.REDIS_MODE,
     sentinel,

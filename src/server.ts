@@ -1,5 +1,6 @@
 import { buildApp } from './app.js'
 import { type Config, ConfigError, loadConfig } from './config.js'
+import { listenForProbes, type ProbeListener } from './http/probe-listener.js'
 
 /** config → buildApp → listen; SIGTERM/SIGINT drain in-flight requests, then close Redis. */
 async function main(): Promise<void> {
@@ -15,6 +16,7 @@ async function main(): Promise<void> {
   }
 
   const app = await buildApp(config)
+  let probes: ProbeListener | undefined
   let stopping = false
   const stop = async (signal: string) => {
     if (stopping) return
@@ -25,13 +27,19 @@ async function main(): Promise<void> {
       process.exit(1)
     }, 10_000)
     force.unref()
+    // The probe port answers through the drain (readiness 503 shutting_down), then closes.
     await app.close()
+    await probes?.close()
     process.exit(0)
   }
   process.on('SIGTERM', () => void stop('SIGTERM'))
   process.on('SIGINT', () => void stop('SIGINT'))
 
   await app.listen({ port: config.port, host: config.host })
+  if (config.probePort !== null) {
+    probes = await listenForProbes(app, { port: config.probePort, host: config.host, requestTimeoutMs: config.bodyTimeoutMs })
+    app.log.info({ address: probes.address }, 'probe port listening (plain HTTP: /healthz, /readyz, /metrics)')
+  }
   const mode = config.redisUrls.length === 1 ? 'single' : 'quorum'
   const voting = app.quorum.nodes.filter((n) => n.mayVote)
   if (voting.length >= app.quorum.majority) {

@@ -62,6 +62,7 @@ t.test('configEnvNames lists exactly the documented variables', async (t) => {
     'MAX_WATCH_MS',
     'NODE_TIMEOUT_MS',
     'PORT',
+    'PROBE_PORT',
     'PROTECT_METRICS',
     'RATE_LIMIT_BURST',
     'RATE_LIMIT_PER_SECOND',
@@ -87,6 +88,7 @@ t.test('defaults', async (t) => {
   const expected: Config = {
     port: 8080,
     host: '0.0.0.0',
+    probePort: null,
     redisUrls: ['redis://127.0.0.1:6379'],
     redisMode: 'standalone',
     sentinel: null,
@@ -127,6 +129,7 @@ t.test('every variable is parsed', async (t) => {
   const config = loadConfig({
     PORT: '9090',
     HOST: '127.0.0.1',
+    PROBE_PORT: '9091',
     REDIS_URLS: ' redis://a:6379 , redis://:pw@b:6380/2,rediss://c:6381 ',
     KEY_PREFIX: 'svc.locks@prod=1+x:',
     DEFAULT_TTL_MS: '15000',
@@ -152,6 +155,7 @@ t.test('every variable is parsed', async (t) => {
   t.same(config, {
     port: 9090,
     host: '127.0.0.1',
+    probePort: 9091,
     redisUrls: ['redis://a:6379', 'redis://:pw@b:6380/2', 'rediss://c:6381'],
     redisMode: 'standalone',
     sentinel: null,
@@ -239,6 +243,8 @@ t.test('each bad value gives one line naming its variable', async (t) => {
     ['PORT', '-1'],
     ['PORT', '65536'],
     ['PORT', '80.5'],
+    ['PROBE_PORT', '65536'],
+    ['PROBE_PORT', 'health'],
     ['DEFAULT_TTL_MS', '99'],
     ['DEFAULT_TTL_MS', 'soon'],
     ['MAX_TTL_MS', 'never'],
@@ -302,6 +308,14 @@ t.test('DEFAULT_TTL_MS above MAX_TTL_MS is refused', async (t) => {
   t.match(line, /MAX_TTL_MS/, 'the line names the limit it exceeds')
   expectProblems(t, { MAX_TTL_MS: '1000' }, ['DEFAULT_TTL_MS']) // the default 30 s is above it
   t.equal(loadConfig({ MAX_TTL_MS: '1000', DEFAULT_TTL_MS: '500' }).maxTtlMs, 1000)
+})
+
+t.test('PROBE_PORT must differ from PORT (0 for both: two free ports)', async (t) => {
+  const [line] = expectProblems(t, { PORT: '9000', PROBE_PORT: '9000' }, ['PROBE_PORT'])
+  t.match(line, /PORT \(9000\)/, 'the line names the port it collides with')
+  expectProblems(t, { PROBE_PORT: '8080' }, ['PROBE_PORT']) // PORT's default
+  t.equal(loadConfig({ PORT: '0', PROBE_PORT: '0' }).probePort, 0)
+  t.equal(loadConfig({ PROBE_PORT: '9091' }).probePort, 9091)
 })
 
 t.test('RATE_LIMIT_BURST needs RATE_LIMIT_PER_SECOND; a key may have its own rate', async (t) => {
