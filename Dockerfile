@@ -35,7 +35,8 @@ COPY openapi.yaml ./
 USER node
 EXPOSE 8080
 # Healthy = can grant: /readyz is 200 only while a majority of the Redis nodes answers and may vote
-# (a container whose Redis is unreachable is unhealthy). No curl in slim images: node's own fetch.
+# (a container whose Redis is unreachable is unhealthy). No curl in slim images: a node script
+# (src/healthcheck.ts) that asks PROBE_PORT when set, else PORT over HTTP or HTTPS as the service serves.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/readyz', { signal: AbortSignal.timeout(2000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["node", "dist/healthcheck.js"]
 CMD ["node", "--max-semi-space-size=32", "dist/server.js"]
