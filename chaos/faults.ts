@@ -64,8 +64,8 @@ export interface FaultKind {
   /** how long it lasts, ms (default: the nemesis' 1–4 s) */
   readonly durationMs?: readonly [number, number]
   /**
-   * The service keeps the node out of the vote for about MAX_TTL_MS + MAX_LOCK_DELAY_MS after the heal, by design: the
-   * quarantine of a restarted node, the probation of a clock that left the allowance.
+   * The service keeps the node out of the vote for about MAX_TTL_MS + MAX_LOCK_DELAY_MS after the
+   * heal, by design: the quarantine of a restarted node, the probation of a clock that left the allowance.
    */
   readonly sitsOut?: boolean
   /** Targets among the free ones, or undefined when this fault does not fit now. */

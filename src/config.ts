@@ -192,6 +192,9 @@ type Env = z.output<typeof envSchema>
 /** Rules across variables, checked only between variables that are each valid. */
 function crossChecks(env: Partial<Env>): [keyof Env, string][] {
   const problems: [keyof Env, string][] = []
+  if (env.PROBE_PORT !== undefined && env.PORT !== undefined && env.PROBE_PORT !== 0 && env.PROBE_PORT === env.PORT) {
+    problems.push(['PROBE_PORT', `must differ from PORT (${env.PORT}): the probes get a port of their own`])
+  }
   if (env.DEFAULT_TTL_MS !== undefined && env.MAX_TTL_MS !== undefined && env.DEFAULT_TTL_MS > env.MAX_TTL_MS) {
     problems.push(['DEFAULT_TTL_MS', `${env.DEFAULT_TTL_MS} must not exceed MAX_TTL_MS (${env.MAX_TTL_MS})`])
   }
@@ -216,9 +219,6 @@ function tlsChecks(env: Partial<Env>): [keyof Env, string][] {
   }
   pair('REDIS_TLS_CERT_FILE', 'REDIS_TLS_KEY_FILE')
   pair('TLS_CERT_FILE', 'TLS_KEY_FILE')
-  if (env.PROBE_PORT !== undefined && env.PORT !== undefined && env.PROBE_PORT !== 0 && env.PROBE_PORT === env.PORT) {
-    problems.push(['PROBE_PORT', `must differ from PORT (${env.PORT}): the probes get a port of their own`])
-  }
   if (env.TLS_CLIENT_CA_FILE !== undefined && env.TLS_CERT_FILE === undefined) {
     problems.push(['TLS_CLIENT_CA_FILE', 'client certificates need HTTPS: set TLS_CERT_FILE and TLS_KEY_FILE too'])
   }
