@@ -26,7 +26,7 @@ export function createMetrics() {
   const electionLeaderlessProbe = { longest: () => 0 }
   const latencyBuckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
 
-  return {
+  const metrics = {
     registry,
     acquireDuration: new FastHistogram({
       name: 'lock_acquire_duration_seconds',
@@ -286,6 +286,12 @@ export function createMetrics() {
       help: 'Holds a keepalive found no longer bound to their session (released, expired, force-released, re-bound)',
       registers: [registry],
     }),
+  }
+  return {
+    ...metrics,
+    // Every waiting grant observes these two: their series resolved once, no label key built per grant.
+    waitDurationOf: seriesBy((mode, outcome) => metrics.waitDuration.series({ mode, outcome })),
+    handoffSeries: metrics.handoff.series({}),
   }
 }
 

@@ -77,7 +77,7 @@ export async function acquireWaiting(ctx: LockContext, req: AcquireRequest, wait
     }
     // A grant that raced the client hanging up (or shutdown) is given back in `finally`.
     if (waiter.aborted) throw room.abortReason() ?? fail.clientGone()
-    if (waiter.wokenAt !== undefined) metrics.handoff.series(NO_LABELS).observe((performance.now() - waiter.wokenAt) / 1000)
+    if (waiter.wokenAt !== undefined) metrics.handoffSeries.observe((performance.now() - waiter.wokenAt) / 1000)
     // A hold handed over carries the waiter's token and TTL only: its labels follow.
     if (won.attempt === undefined && (req.owner || req.sessionRef)) await label(ctx, waiter.keys, req)
     result = 'granted'
@@ -94,7 +94,7 @@ export async function acquireWaiting(ctx: LockContext, req: AcquireRequest, wait
       if (won?.attempt) rollback(ctx, waiter.keys, hold, req.token, won.attempt)
       room.leave(waiter, undefined, { hold, token: req.token })
     }
-    if (waited) metrics.waitDuration.series({ mode: req.mode, outcome: result }).observe((performance.now() - started) / 1000)
+    if (waited) metrics.waitDurationOf(req.mode, result).observe((performance.now() - started) / 1000)
   }
 }
 
@@ -141,8 +141,6 @@ function handOffVotes(ctx: LockContext, waiter: Waiter): HandOffVote[] {
   // A semaphore's: those that handed it the same slots (sameSlots).
   return sameSlots(waiter.handOffVotes(ctx.config.driftFactor).filter((v) => ctx.quorum.nodes[v.index]?.mayVote === true))
 }
-
-const NO_LABELS = {}
 
 /**
  * How long (ms, up to twice that at random) a waiter holding hand-offs from a minority of nodes waits
